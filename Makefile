@@ -1,0 +1,61 @@
+# dynindex — PGXS build.  `make run` and `make test` are the README's two commands;
+# they work on a fresh machine (they install what is missing first).
+
+EXTENSION   = dynindex
+MODULE_big  = dynindex
+DATA        = sql/dynindex--0.1.sql
+DOCS        =
+
+SRCS        = $(sort $(wildcard src/*.c src/common/*.c src/types/*.c src/expr/*.c \
+                src/catalog/*.c src/storage/*.c src/indexes/*.c src/worker/*.c src/api/*.c))
+OBJS        = $(SRCS:.c=.o)
+
+PG_CPPFLAGS = -I$(srcdir)/src
+PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+              -Wno-sign-compare -Wno-cast-function-type
+
+REGRESS_SUITES = $(basename $(notdir $(wildcard $(srcdir)/sql/[0-9]*.sql)))
+# ':=' (and no $(srcdir), not yet set here: PGXS builds in the source tree) so that
+# PGXS's `ifdef REGRESS` / `ifdef ISOLATION` are false when there are no tests.
+REGRESS     := $(basename $(notdir $(wildcard sql/[0-9]*.sql)))
+REGRESS_OPTS = --temp-config=$(srcdir)/test/dynindex.conf --temp-instance=$(srcdir)/tmp_check \
+               --load-extension=dynindex
+ISOLATION     := $(basename $(notdir $(wildcard test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --temp-config=$(srcdir)/test/dynindex.conf --temp-instance=$(srcdir)/tmp_check_iso \
+                 --inputdir=$(srcdir)/test/isolation --outputdir=output_iso --load-extension=dynindex
+TAP_TESTS    = 1
+PROVE_TESTS  = test/t/*.pl
+# Test databases in UTF8 with C collation, whatever the caller's locale.
+ENCODING     = UTF8
+NO_LOCALE    = 1
+EXTRA_CLEAN  = tmp_check tmp_check_iso output_iso results regression.diffs regression.out log
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
+
+ifneq ($(wildcard $(PGXS)),)
+include $(PGXS)
+
+# The gateway: a separate program, a libpq client of the extension.
+GATEWAY     = src/gateway/dynindex-gateway
+GATEWAY_SRC = $(wildcard src/gateway/*.c)
+all: $(GATEWAY)
+$(GATEWAY): $(GATEWAY_SRC) $(wildcard src/gateway/*.h)
+	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $(GATEWAY_SRC) \
+	  -I$(shell $(PG_CONFIG) --includedir) -L$(shell $(PG_CONFIG) --libdir) \
+	  $(shell pkg-config --cflags --libs libmicrohttpd) -lpq -lcrypto -lz -lpthread
+install: install-gateway
+install-gateway: $(GATEWAY)
+	$(INSTALL_PROGRAM) $(GATEWAY) '$(DESTDIR)$(bindir)/dynindex-gateway'
+EXTRA_CLEAN += $(GATEWAY)
+endif
+
+.PHONY: run test deps stop
+deps:
+	@bash test/bin/deps.sh
+run:
+	@bash test/bin/run.sh
+stop:
+	@bash test/bin/stop.sh
+test:
+	@bash test/bin/test-all.sh

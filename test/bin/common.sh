@@ -1,0 +1,96 @@
+# Shared helpers for test/bin/*.sh (sourced, not executed).
+# Everything here must work on a fresh Debian bookworm with postgresql-15 installed.
+
+DI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+PG_MAJOR="${PG_MAJOR:-15}"
+
+di_log()  { printf '==> %s\n' "$*"; }
+di_warn() { printf 'WARNING: %s\n' "$*" >&2; }
+di_die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+di_is_root() { [ "$(id -u)" -eq 0 ]; }
+
+# Run a command as root: directly when we are root, else through sudo
+# (non-interactive when there is no terminal, e.g. in CI).
+di_as_root() {
+    if di_is_root; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        if [ -t 0 ]; then sudo "$@"; else sudo -n "$@"; fi
+    else
+        di_die "need root for: $* (run as root or install and configure sudo)"
+    fi
+}
+
+# pg_config of the PostgreSQL major version we build for (never /usr/local).
+di_pg_config() {
+    if [ -n "${PG_CONFIG:-}" ] && [ -x "${PG_CONFIG}" ]; then
+        echo "$PG_CONFIG"
+    elif [ -x "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config" ]; then
+        echo "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config"
+    elif command -v pg_config >/dev/null 2>&1; then
+        command -v pg_config
+    else
+        di_die "pg_config for PostgreSQL $PG_MAJOR not found (is postgresql-$PG_MAJOR installed?)"
+    fi
+}
+
+# The unprivileged account that runs servers and tests when we are root
+# (initdb and pg_regress refuse to run as root).
+di_unpriv_user() {
+    if [ -n "${DYNINDEX_TEST_USER:-}" ]; then
+        echo "$DYNINDEX_TEST_USER"
+    elif id postgres >/dev/null 2>&1; then
+        echo postgres
+    else
+        if ! id dynindex >/dev/null 2>&1; then
+            useradd --system --create-home --home-dir /var/lib/dynindex --shell /bin/bash dynindex >&2
+        fi
+        echo dynindex
+    fi
+}
+
+# Run a command as the unprivileged user (only used when we are root).
+di_as_user() {
+    local u="$1"; shift
+    runuser -u "$u" -- env HOME="$(getent passwd "$u" | cut -d: -f6)" "$@"
+}
+
+# Build the tree DIR (with optional extra make args) and install it.  Install as
+# root directly, or through sudo when the install directories are not writable.
+di_build_install() {
+    local dir="$1"; shift
+    local pgc; pgc="$(di_pg_config)"
+    local jobs; jobs="$(nproc 2>/dev/null || echo 2)"
+    di_log "building dynindex in $dir ${*:-}"
+    make -C "$dir" -j"$jobs" PG_CONFIG="$pgc" "$@"
+    di_log "installing dynindex into $("$pgc" --pkglibdir) (gateway: $("$pgc" --bindir))"
+    if [ -w "$("$pgc" --pkglibdir)" ] && [ -w "$("$pgc" --sharedir)/extension" ] && [ -w "$("$pgc" --bindir)" ]; then
+        make -C "$dir" PG_CONFIG="$pgc" "$@" install
+    else
+        di_as_root make -C "$dir" PG_CONFIG="$pgc" "$@" install
+    fi
+}
+
+# ---- the local development server of `make run` / `make stop` ----
+DI_PORT="${DYNINDEX_PORT:-5433}"
+DI_HOST="${DYNINDEX_HOST:-127.0.0.1}"
+DI_GW_PORT="${DYNINDEX_GATEWAY_PORT:-8000}"
+DI_GW_HOST="${DYNINDEX_GATEWAY_HOST:-127.0.0.1}"
+DI_DB="${DYNINDEX_DB:-dynindex}"
+DI_SUPERUSER=postgres     # initdb -U: the same role name whoever runs it
+
+# Where `make run` keeps its cluster, logs and pid files.  A normal user keeps it
+# in the checkout (.run/, git-ignored); root runs the server as an unprivileged
+# user, who may not be able to enter root's checkout, so it lives in /var/tmp.
+di_run_dir() {
+    if [ -n "${DYNINDEX_RUN_DIR:-}" ]; then echo "$DYNINDEX_RUN_DIR"
+    elif di_is_root; then echo "/var/tmp/dynindex-run-$DI_PORT"
+    else echo "$DI_ROOT/.run"
+    fi
+}
+
+# Run a command as the account that owns the run directory / server.
+di_as_owner() {
+    if di_is_root; then di_as_user "$(di_unpriv_user)" "$@"; else "$@"; fi
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Install what building and testing dynindex needs, if missing (Debian/Ubuntu, apt).
+# Runs `apt-get update` only when something has to be installed.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+PKGS=(
+    "postgresql-$PG_MAJOR"              # server binaries (initdb, postgres, pg_ctl)
+    "postgresql-server-dev-$PG_MAJOR"   # server headers, PGXS
+    gcc make libc6-dev pkg-config
+    libpq-dev libmicrohttpd-dev libssl-dev zlib1g-dev   # the gateway
+    libipc-run-perl                     # TAP tests (PostgreSQL::Test::Cluster)
+    python3 python3-boto3               # client tests, examples
+    curl                                # `make run` demo call
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+# Node.js (client tests with the AWS SDK for JavaScript / ElectroDB): only if absent.
+if ! command -v node >/dev/null 2>&1; then
+    missing+=(nodejs)
+fi
+if ! command -v npm >/dev/null 2>&1; then
+    # npm may come with a non-Debian nodejs (e.g. NodeSource) - then it is already there.
+    missing+=(npm)
+fi
+
+if [ "${#missing[@]}" -eq 0 ]; then
+    di_log "dependencies: all present"
+    exit 0
+fi
+
+command -v apt-get >/dev/null 2>&1 || di_die "missing packages (${missing[*]}) and no apt-get; install them by hand"
+di_log "installing missing packages: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+di_as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+di_as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+di_log "dependencies installed"

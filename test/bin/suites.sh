@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Run every test suite against the installed dynindex, from a tree that is already
+# built and installed (test-all.sh prepares it).  Never run as root.
+# Prints one line per suite and a final line "N passed, N failed" (N = suites).
+# Usage: suites.sh TREE
+set -uo pipefail
+TREE="$(cd "${1:?usage: suites.sh TREE}" && pwd)"
+. "$TREE/test/bin/common.sh"
+di_is_root && di_die "suites.sh must not run as root (initdb refuses); use test-all.sh"
+
+PGC="$(di_pg_config)"
+BINDIR="$("$PGC" --bindir)"
+export PATH="$BINDIR:$PATH"
+if locale -a 2>/dev/null | grep -qix 'c.utf-\?8'; then export LC_ALL=C.UTF-8; else export LC_ALL=C; fi
+unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE PGOPTIONS
+cd "$TREE"
+MAKE=(make --no-print-directory PG_CONFIG="$PGC")
+hr() { printf '%s\n' "--------------------------------------------------------------------------"; }
+
+declare -a SUMMARY=()
+passed=0; failed=0
+result() {  # name status detail
+    if [ "$2" = PASS ]; then passed=$((passed+1)); elif [ "$2" = FAIL ]; then failed=$((failed+1)); fi
+    SUMMARY+=("$(printf '%-10s %-8s %s' "$1" "$2" "$3")")
+}
+show() {  # file [max lines]
+    [ -f "$1" ] || return 0
+    echo "----- $1"
+    head -n "${2:-600}" "$1"
+}
+
+# pg_regress / pg_isolation_regress summary: "All N tests passed." / "M of N tests failed."
+regress_counts() {
+    local out="$1" n m
+    if n="$(grep -Eo 'All [0-9]+ tests passed' "$out" | grep -Eo '[0-9]+')"; then
+        echo "$n tests, 0 failed"
+    elif m="$(grep -Eo '[0-9]+ of [0-9]+ tests failed' "$out" | head -1)"; then
+        echo "$(echo "$m" | awk '{print $3}') tests, $(echo "$m" | awk '{print $1}') failed"
+    else
+        echo "no summary (see output above)"
+    fi
+}
+
+# ---- 1. pg_regress (sql/, expected/) ----
+hr; echo "SUITE regress (pg_regress, sql/*.sql)"; hr
+if ! ls sql/[0-9]*.sql >/dev/null 2>&1; then
+    result regress SKIPPED "no sql/[0-9]*.sql yet"
+else
+    rm -f regression.diffs
+    timeout --kill-after=30 1800 "${MAKE[@]}" installcheck ISOLATION= TAP_TESTS= 2>&1 | tee .suite-regress.out
+    st=${PIPESTATUS[0]}
+    if [ "$st" -eq 0 ]; then result regress PASS "$(regress_counts .suite-regress.out)"
+    else
+        result regress FAIL "$(regress_counts .suite-regress.out) (exit $st)"
+        show regression.diffs 2000
+        for f in tmp_check/log/*.log; do [ -f "$f" ] && { echo "----- tail $f"; tail -n 60 "$f"; }; done
+    fi
+fi
+
+# ---- 2. isolation (test/isolation/specs) ----
+hr; echo "SUITE isolation (pg_isolation_regress, test/isolation/specs/*.spec)"; hr
+if ! ls test/isolation/specs/*.spec >/dev/null 2>&1; then
+    result isolation SKIPPED "no test/isolation/specs/*.spec yet"
+else
+    rm -rf output_iso
+    timeout --kill-after=30 1800 "${MAKE[@]}" installcheck REGRESS= TAP_TESTS= 2>&1 | tee .suite-isolation.out
+    st=${PIPESTATUS[0]}
+    if [ "$st" -eq 0 ]; then result isolation PASS "$(regress_counts .suite-isolation.out)"
+    else
+        result isolation FAIL "$(regress_counts .suite-isolation.out) (exit $st)"
+        show output_iso/regression.diffs 2000
+        for f in output_iso/log/*.log tmp_check_iso/log/*.log; do [ -f "$f" ] && { echo "----- tail $f"; tail -n 60 "$f"; }; done
+    fi
+fi
+
+# ---- 3. TAP (test/t/*.pl: crash and restart) ----
+hr; echo "SUITE tap (prove, test/t/*.pl)"; hr
+if ! ls test/t/*.pl >/dev/null 2>&1; then
+    result tap SKIPPED "no test/t/*.pl yet"
+else
+    timeout --kill-after=30 2400 "${MAKE[@]}" installcheck REGRESS= ISOLATION= PROVE_FLAGS=--timer 2>&1 | tee .suite-tap.out
+    st=${PIPESTATUS[0]}
+    files="$(grep -Eo 'Files=[0-9]+, Tests=[0-9]+' .suite-tap.out | tail -1)"
+    if [ "$st" -eq 0 ] && grep -q '^Result: PASS' .suite-tap.out; then
+        result tap PASS "${files:-?} (all passed)"
+    else
+        bad="$(grep -Eo 'Failed [0-9]+/[0-9]+ test programs' .suite-tap.out | tail -1)"
+        result tap FAIL "${files:-no summary}; ${bad:-see output} (exit $st)"
+        for f in tmp_check/log/regress_log_*; do
+            [ -f "$f" ] && { echo "----- tail $f"; tail -n 150 "$f"; }
+        done
+        for f in tmp_check/log/*.log; do
+            [ -f "$f" ] && { echo "----- tail $f"; tail -n 40 "$f"; }
+        done
+    fi
+fi
+
+# ---- 4. client tests (test/clients/run.sh: SDK, ElectroDB through the gateway) ----
+hr; echo "SUITE clients (test/clients/run.sh)"; hr
+if [ ! -f test/clients/run.sh ]; then
+    result clients SKIPPED "test/clients/run.sh does not exist yet"
+else
+    port="${DYNINDEX_TEST_PORT:-}"
+    if [ -z "$port" ]; then
+        for p in $(seq 54330 54399); do
+            if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
+        done
+    fi
+    CDIR="$TREE/tmp_check_clients"
+    rm -rf "$CDIR"; mkdir -p "$CDIR"
+    st=1
+    if initdb -D "$CDIR/data" -U postgres -A trust -E UTF8 --locale=C >"$CDIR/initdb.log" 2>&1; then
+        { cat test/dynindex.conf
+          echo "listen_addresses = '127.0.0.1'"; echo "port = $port"
+          echo "unix_socket_directories = '$CDIR'"; } >> "$CDIR/data/postgresql.conf"
+        if pg_ctl -D "$CDIR/data" -l "$CDIR/postgresql.log" -w -t 60 start >/dev/null; then
+            export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=dynindex_clients
+            if psql -X -q -d postgres -v ON_ERROR_STOP=1 -c "CREATE DATABASE dynindex_clients" &&
+               psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION dynindex"; then
+                echo "PostgreSQL for the client tests: $PGHOST:$PGPORT db $PGDATABASE"
+                timeout --kill-after=30 2400 bash test/clients/run.sh 2>&1 | tee .suite-clients.out
+                st=${PIPESTATUS[0]}
+            fi
+            pg_ctl -D "$CDIR/data" -m fast -w stop >/dev/null 2>&1 || true
+            unset PGHOST PGPORT PGUSER PGDATABASE
+        else
+            echo "could not start PostgreSQL for the client tests"
+        fi
+    else
+        cat "$CDIR/initdb.log"
+    fi
+    counts="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' .suite-clients.out 2>/dev/null | tail -1 || true)"
+    if [ "$st" -eq 0 ]; then result clients PASS "${counts:-exit 0}"; rm -rf "$CDIR"
+    else
+        result clients FAIL "${counts:-} (exit $st)"
+        [ -f "$CDIR/postgresql.log" ] && { echo "----- tail $CDIR/postgresql.log"; tail -n 80 "$CDIR/postgresql.log"; }
+    fi
+fi
+
+if [ -n "${SUITES_SUMMARY_FILE:-}" ]; then   # test-all.sh prints it last
+    { printf '%s\n' "${SUMMARY[@]}"; echo "$passed passed, $failed failed"; } > "$SUITES_SUMMARY_FILE"
+else
+    hr; echo "SUMMARY"; hr
+    printf '%s\n' "${SUMMARY[@]}"
+    echo "$passed passed, $failed failed"
+fi
+[ "$failed" -eq 0 ]

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# `make test`: install what is missing, build with assertions, install, and run every
+# suite (pg_regress, isolation, TAP, client tests).  Ends with one line per suite and
+# a last line "N passed, N failed" (N = suites); exit status 0 only if all passed.
+#
+# The build and the suites run in a private copy of the tree (your checkout gets no
+# build products).  As root, the build and install run as root and the suites run as
+# an unprivileged user (DYNINDEX_TEST_USER, default postgres), which owns the copy.
+# DYNINDEX_KEEP_WORK=1 keeps the copy even when everything passed.
+set -euo pipefail
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+SUITES=(regress isolation tap clients)
+fail_all() {  # reason
+    echo "--------------------------------------------------------------------------"
+    echo "SUMMARY"
+    echo "--------------------------------------------------------------------------"
+    for s in "${SUITES[@]}"; do printf '%-10s %-8s %s\n' "$s" FAIL "not run: $1"; done
+    echo "0 passed, ${#SUITES[@]} failed"
+    exit 1
+}
+
+start=$(date +%s)
+bash "$DI_ROOT/test/bin/deps.sh" || fail_all "installing dependencies failed"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/dynindex-test.XXXXXX")"
+chmod 755 "$WORK"
+di_log "copying the tree to $WORK"
+tar -C "$DI_ROOT" \
+    --exclude=./.git --exclude=./.run --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+    --exclude=./src/gateway/dynindex-gateway --exclude=./tmp_check --exclude=./tmp_check_iso \
+    --exclude=./tmp_check_clients --exclude=./results --exclude=./output_iso --exclude=./log \
+    -cf - . | tar -C "$WORK" -xf -
+
+# Assertions on: our own Assert()s are compiled in (fine against Debian's
+# non-cassert server: ExceptionalCondition exists in every server build).
+if ! di_build_install "$WORK" COPT=-DUSE_ASSERT_CHECKING; then
+    fail_all "build or install failed (see above)"
+fi
+
+rc=0
+if di_is_root; then
+    U="$(di_unpriv_user)"
+    chown -R "$U": "$WORK"
+    di_log "running the suites as user '$U' (root may not run initdb)"
+    di_as_user "$U" env CI="${CI:-}" SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
+else
+    SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
+fi
+summary="$(cat "$WORK/.summary" 2>/dev/null || true)"
+[ -n "$summary" ] || { rc=1; summary="$(printf 'suites   FAIL     suites.sh ended without a summary\n0 passed, 1 failed')"; }
+
+if [ "$rc" -eq 0 ] && [ "${DYNINDEX_KEEP_WORK:-0}" != 1 ]; then
+    rm -rf "$WORK"
+else
+    echo "(test tree kept for inspection: $WORK)"
+fi
+echo "(make test took $(( $(date +%s) - start ))s)"
+echo "--------------------------------------------------------------------------"
+echo "SUMMARY"
+echo "--------------------------------------------------------------------------"
+printf '%s\n' "$summary"     # its last line: "N passed, N failed"
+exit "$rc"
