@@ -1,0 +1,445 @@
+/*
+ * pool.c — a fixed pool of libpq connections, the dynindex.api() call and the
+ * access-key lookup (with a short cache).
+ *
+ * A connection found broken (server restart, network) is closed and opened
+ * again on next use; a call that lost its connection is retried once on a
+ * fresh one.  While the server is down, calls fail fast with DB_UNAVAILABLE.
+ */
+#include "gateway.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libpq-fe.h>
+
+GwConfig	gw_config;
+
+typedef struct Slot
+{
+	PGconn	   *conn;
+	bool		busy;
+} Slot;
+
+static Slot *slots;
+static int	nslots;
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+
+static PGconn *
+connect_db(void)
+{
+	const char *keys[] = {"dbname", "fallback_application_name", "connect_timeout", NULL};
+	const char *vals[] = {gw_config.conninfo, "dynindex-gateway", "5", NULL};
+	PGconn	   *c;
+
+	/* dbname may be a full connection string; later keywords only fill gaps. */
+	if (gw_config.conninfo == NULL || gw_config.conninfo[0] == '\0')
+	{
+		keys[0] = "fallback_application_name";
+		vals[0] = "dynindex-gateway";
+		keys[1] = "connect_timeout";
+		vals[1] = "5";
+		keys[2] = NULL;
+		vals[2] = NULL;
+	}
+	c = PQconnectdbParams(keys, vals, 1);
+	if (c == NULL)
+		return NULL;
+	if (PQstatus(c) != CONNECTION_OK)
+	{
+		char	   *m = PQerrorMessage(c);
+		size_t		n = strlen(m);
+
+		while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
+			m[--n] = '\0';
+		gw_log("cannot connect to PostgreSQL: %s", m);
+		PQfinish(c);
+		return NULL;
+	}
+	return c;
+}
+
+bool
+pool_init(void)
+{
+	nslots = gw_config.pool_size;
+	slots = calloc((size_t) nslots, sizeof(Slot));
+	if (slots == NULL)
+		return false;
+	/* Open one connection up front so configuration errors show at start. */
+	slots[0].conn = connect_db();
+	return slots[0].conn != NULL;
+}
+
+void
+pool_shutdown(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	for (int i = 0; i < nslots; i++)
+	{
+		if (slots[i].conn && !slots[i].busy)
+		{
+			PQfinish(slots[i].conn);
+			slots[i].conn = NULL;
+		}
+	}
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* Take a slot; NULL if none became free within the acquire timeout. */
+static Slot *
+pool_acquire(void)
+{
+	struct timespec deadline;
+	Slot	   *s = NULL;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += gw_config.acquire_timeout;
+	pthread_mutex_lock(&pool_lock);
+	for (;;)
+	{
+		/* Prefer a slot with an open connection. */
+		for (int i = 0; i < nslots && !s; i++)
+			if (!slots[i].busy && slots[i].conn)
+				s = &slots[i];
+		for (int i = 0; i < nslots && !s; i++)
+			if (!slots[i].busy)
+				s = &slots[i];
+		if (s)
+		{
+			s->busy = true;
+			break;
+		}
+		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	return s;
+}
+
+static void
+pool_release(Slot *s)
+{
+	pthread_mutex_lock(&pool_lock);
+	s->busy = false;
+	pthread_cond_signal(&pool_cond);
+	pthread_mutex_unlock(&pool_lock);
+}
+
+/* Make sure the slot has a usable connection. */
+static bool
+slot_connect(Slot *s)
+{
+	if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
+		return true;
+	if (s->conn)
+		PQfinish(s->conn);
+	s->conn = connect_db();
+	return s->conn != NULL;
+}
+
+static void
+slot_drop(Slot *s)
+{
+	if (s->conn)
+		PQfinish(s->conn);
+	s->conn = NULL;
+}
+
+/* Did this result (or its absence) mean the connection is gone? */
+static bool
+connection_lost(PGconn *c, PGresult *res)
+{
+	const char *st;
+
+	if (res == NULL || PQstatus(c) != CONNECTION_OK)
+		return true;
+	if (PQresultStatus(res) != PGRES_FATAL_ERROR)
+		return false;
+	st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	if (st == NULL)
+		return true;			/* client-side failure, e.g. server closed */
+	return strncmp(st, "08", 2) == 0 || strcmp(st, "57P01") == 0 ||
+		strcmp(st, "57P02") == 0 || strcmp(st, "57P03") == 0;
+}
+
+static char *
+dup_or_null(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static void
+trim_newline(char *s)
+{
+	size_t		n;
+
+	if (!s)
+		return;
+	n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = '\0';
+}
+
+void
+db_result_free(DbResult *r)
+{
+	free(r->json);
+	free(r->message);
+	free(r->detail);
+	free(r->table);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Fill r from a failed API call. */
+static void
+take_error(PGconn *c, PGresult *res, const char *body, DbResult *r)
+{
+	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *ctx = PQresultErrorField(res, PG_DIAG_CONTEXT);
+
+	snprintf(r->sqlstate, sizeof(r->sqlstate), "%s", st ? st : "XX000");
+	r->message = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+	r->detail = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
+	r->status = DB_ERROR;
+
+	/* The body failed jsonb input: it is not valid JSON. */
+	if (ctx && strstr(ctx, "portal parameter $2") &&
+		(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
+	{
+		r->status = DB_SERIALIZATION;
+		return;
+	}
+	if (strcmp(r->sqlstate, "42501") == 0)
+	{
+		const char *params[1] = {body};
+		PGresult   *t = PQexecParams(c, "SELECT $1::jsonb ->> 'TableName'", 1, NULL,
+									 params, NULL, NULL, 0);
+
+		if (t && PQresultStatus(t) == PGRES_TUPLES_OK && PQntuples(t) == 1 &&
+			!PQgetisnull(t, 0, 0))
+			r->table = strdup(PQgetvalue(t, 0, 0));
+		PQclear(t);
+	}
+	if (strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0)
+	{
+		char	   *m = PQresultErrorMessage(res);
+
+		gw_log("internal error from dynindex.api: %s%s", m, "");
+	}
+}
+
+void
+db_call_api(const char *op, const char *body, const char *role, DbResult *r)
+{
+	Slot	   *s;
+
+	memset(r, 0, sizeof(*r));
+	r->status = DB_UNAVAILABLE;
+	s = pool_acquire();
+	if (s == NULL)
+	{
+		gw_log("no database connection free within %d s", gw_config.acquire_timeout);
+		return;
+	}
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		const char *params[2] = {op, body};
+		PGresult   *res;
+
+		if (!slot_connect(s))
+			break;
+
+		if (role)
+		{
+			const char *rp[1] = {role};
+
+			res = PQexecParams(s->conn, "SELECT pg_catalog.set_config('role', $1, false)",
+							   1, NULL, rp, NULL, NULL, 0);
+			if (connection_lost(s->conn, res))
+			{
+				PQclear(res);
+				slot_drop(s);
+				continue;
+			}
+			if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			{
+				char	   *m = strdup(PQresultErrorMessage(res));
+
+				trim_newline(m);
+				gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
+					   role, m ? m : "");
+				free(m);
+				snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
+				r->status = DB_ERROR;
+				PQclear(res);
+				break;
+			}
+			PQclear(res);
+		}
+
+		res = PQexecParams(s->conn, "SELECT dynindex.api($1::text, $2::jsonb)",
+						   2, NULL, params, NULL, NULL, 0);
+		if (connection_lost(s->conn, res))
+		{
+			if (res && PQresultStatus(res) == PGRES_FATAL_ERROR)
+			{
+				char	   *m = strdup(PQresultErrorMessage(res));
+
+				trim_newline(m);
+				gw_log("lost the database connection%s: %s",
+					   attempt == 0 ? ", retrying once" : "", m ? m : "");
+				free(m);
+			}
+			PQclear(res);
+			slot_drop(s);
+			continue;
+		}
+		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+			!PQgetisnull(res, 0, 0))
+		{
+			size_t		n = (size_t) PQgetlength(res, 0, 0);
+
+			r->json = malloc(n + 1);
+			if (r->json)
+			{
+				memcpy(r->json, PQgetvalue(res, 0, 0), n + 1);
+				r->json_len = n;
+				r->status = DB_OK;
+			}
+			else
+				r->status = DB_UNAVAILABLE;
+		}
+		else if (PQresultStatus(res) == PGRES_FATAL_ERROR)
+			take_error(s->conn, res, body, r);
+		else
+		{
+			gw_log("dynindex.api returned no result (status %s)",
+				   PQresStatus(PQresultStatus(res)));
+			snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
+			r->status = DB_ERROR;
+		}
+		PQclear(res);
+
+		if (role)
+		{
+			res = PQexec(s->conn, "RESET ROLE");
+			if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+				slot_drop(s);	/* never hand out a connection in a foreign role */
+			PQclear(res);
+		}
+		break;
+	}
+	pool_release(s);
+}
+
+/* ---- access keys ---- */
+
+#define KEY_CACHE_SIZE 256
+#define KEY_TTL_FOUND 10
+#define KEY_TTL_MISSING 2
+
+typedef struct KeyEntry
+{
+	char		id[129];
+	char		secret[129];
+	char		role[64];
+	bool		found;
+	time_t		expires;
+} KeyEntry;
+
+static KeyEntry key_cache[KEY_CACHE_SIZE];
+static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned
+key_hash(const char *s)
+{
+	unsigned	h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char) *s) * 16777619u;
+	return h % KEY_CACHE_SIZE;
+}
+
+int
+keys_lookup(const char *access_key, char *secret, size_t secretlen,
+			char *role, size_t rolelen)
+{
+	unsigned	h = key_hash(access_key);
+	time_t		now = time(NULL);
+	KeyEntry	e;
+	Slot	   *s;
+	int			result = -1;
+
+	if (strlen(access_key) >= sizeof(e.id))
+		return 0;
+	pthread_mutex_lock(&key_lock);
+	if (strcmp(key_cache[h].id, access_key) == 0 && key_cache[h].expires > now)
+	{
+		e = key_cache[h];
+		pthread_mutex_unlock(&key_lock);
+		if (e.found)
+		{
+			snprintf(secret, secretlen, "%s", e.secret);
+			snprintf(role, rolelen, "%s", e.role);
+		}
+		return e.found ? 1 : 0;
+	}
+	pthread_mutex_unlock(&key_lock);
+
+	s = pool_acquire();
+	if (s == NULL)
+		return -1;
+	for (int attempt = 0; attempt < 2; attempt++)
+	{
+		const char *params[1] = {access_key};
+		PGresult   *res;
+
+		if (!slot_connect(s))
+			break;
+		res = PQexecParams(s->conn,
+						   "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1",
+						   1, NULL, params, NULL, NULL, 0);
+		if (connection_lost(s->conn, res))
+		{
+			PQclear(res);
+			slot_drop(s);
+			continue;
+		}
+		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		{
+			memset(&e, 0, sizeof(e));
+			snprintf(e.id, sizeof(e.id), "%s", access_key);
+			e.found = PQntuples(res) == 1;
+			if (e.found)
+			{
+				snprintf(e.secret, sizeof(e.secret), "%s", PQgetvalue(res, 0, 0));
+				snprintf(e.role, sizeof(e.role), "%s", PQgetvalue(res, 0, 1));
+				snprintf(secret, secretlen, "%s", e.secret);
+				snprintf(role, rolelen, "%s", e.role);
+			}
+			e.expires = now + (e.found ? KEY_TTL_FOUND : KEY_TTL_MISSING);
+			pthread_mutex_lock(&key_lock);
+			key_cache[h] = e;
+			pthread_mutex_unlock(&key_lock);
+			result = e.found ? 1 : 0;
+		}
+		else
+		{
+			char	   *m = strdup(PQresultErrorMessage(res));
+
+			trim_newline(m);
+			gw_log("cannot look up access keys (is dynindex installed?): %s", m ? m : "");
+			free(m);
+		}
+		PQclear(res);
+		break;
+	}
+	pool_release(s);
+	return result;
+}

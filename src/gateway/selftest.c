@@ -1,0 +1,194 @@
+/*
+ * selftest.c — unit tests of SigV4 and error mapping, run by
+ * `dynindex-gateway --self-test` (test/clients/run.sh runs it).
+ *
+ * The SigV4 vector is AWS's published example (IAM ListUsers, 2015-08-30,
+ * key AKIDEXAMPLE) from the SigV4 documentation.
+ */
+#include "gateway.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int	failures;
+static int	checks;
+
+#define CHECK(cond, ...) \
+	do { \
+		checks++; \
+		if (!(cond)) { \
+			failures++; \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__); \
+			fputc('\n', stderr); \
+		} \
+	} while (0)
+
+static void
+test_sigv4_vector(void)
+{
+	SigHeader	h[] = {
+		{"host", "iam.amazonaws.com"},
+		{"content-type", "application/x-www-form-urlencoded; charset=utf-8"},
+		{"x-amz-date", "20150830T123600Z"},
+	};
+	SigRequest	r = {
+		.method = "GET",
+		.path = "/",
+		.canonical_query = "Action=ListUsers&Version=2010-05-08",
+		.headers = h,
+		.nheaders = 3,
+		.payload_hash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+	};
+	const char *authz = "AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/iam/aws4_request, "
+		"SignedHeaders=content-type;host;x-amz-date, "
+		"Signature=5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+	SigAuth		a;
+	char		msg[1024];
+	char		sig[65];
+	char		hash[65];
+	Buf			creq;
+
+	CHECK(sigv4_parse(authz, "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_OK, "parse: %s", msg);
+	CHECK(strcmp(a.access_key, "AKIDEXAMPLE") == 0, "access key %s", a.access_key);
+	CHECK(strcmp(a.region, "us-east-1") == 0, "region %s", a.region);
+	CHECK(strcmp(a.signed_headers, "content-type;host;x-amz-date") == 0, "signed headers %s", a.signed_headers);
+
+	buf_init(&creq);
+	sigv4_canonical_request(&r, a.signed_headers, &creq);
+	sigv4_hex_sha256(creq.data, creq.len, hash);
+	CHECK(strcmp(hash, "f536975d06c0309214f805bb90ccff089219ecd68b2577efef23edd43b7e1a59") == 0,
+		  "canonical request hash %s\n%s", hash, creq.data);
+	buf_free(&creq);
+
+	CHECK(sigv4_sign(&r, &a, "20150830T123600Z", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sig), "sign");
+	CHECK(strcmp(sig, a.signature) == 0, "signature %s", sig);
+	CHECK(sigv4_equal(sig, a.signature), "equal");
+	CHECK(!sigv4_sign(&r, &a, "20150830T123600Z", "wrong", sig) || strcmp(sig, a.signature) != 0,
+		  "a wrong secret must not verify");
+
+	/* Header values are trimmed and inner runs of spaces collapsed. */
+	h[1].value = "  application/x-www-form-urlencoded;   charset=utf-8  ";
+	sigv4_sign(&r, &a, "20150830T123600Z", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", sig);
+	CHECK(strcmp(sig, a.signature) == 0, "trimmed header signature %s", sig);
+}
+
+static void
+test_sigv4_checks(void)
+{
+	SigAuth		a;
+	char		msg[1024];
+	long		now = 1440938160;	/* 2015-08-30T12:36:00Z */
+
+	CHECK(sigv4_parse(NULL, NULL, &a, msg, sizeof(msg)) == SIG_MISSING, "no header");
+	CHECK(sigv4_parse("Basic abc", NULL, &a, msg, sizeof(msg)) == SIG_MISSING, "not AWS4");
+	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Signature=abc", "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_INCOMPLETE,
+		  "missing credential");
+	CHECK(strstr(msg, "Authorization header requires 'Credential' parameter. ") != NULL, "%s", msg);
+	CHECK(strstr(msg, "Authorization=AWS4-HMAC-SHA256 Signature=abc") != NULL, "%s", msg);
+	CHECK(sigv4_parse("AWS4-HMAC-SHA1 Credential=a/b/c/d/e, SignedHeaders=host, Signature=x",
+					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_INCOMPLETE, "algorithm");
+	CHECK(strcmp(msg, "Unsupported AWS 'algorithm': 'AWS4-HMAC-SHA1' (only AWS4-HMAC-SHA256 for now). ") == 0, "%s", msg);
+	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Credential=a/b/c/d, SignedHeaders=host, Signature=x",
+					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_INCOMPLETE, "credential parts");
+	CHECK(strcmp(msg, "Credential must have exactly 5 slash-delimited elements, e.g. keyid/date/region/service/term, got 'a/b/c/d'") == 0,
+		  "%s", msg);
+
+	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Credential=AK/20150830/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date, Signature=x",
+					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_OK, "ok: %s", msg);
+	CHECK(sigv4_check_scope(&a, "20150830T123600Z", now, msg, sizeof(msg)) == SIG_OK, "scope: %s", msg);
+	CHECK(sigv4_check_scope(&a, "2015", now, msg, sizeof(msg)) == SIG_INCOMPLETE, "bad date");
+	CHECK(sigv4_check_scope(&a, "20150830T120000Z", now, msg, sizeof(msg)) == SIG_INVALID, "expired");
+	CHECK(strcmp(msg, "Signature expired: 20150830T120000Z is now earlier than 20150830T122100Z (20150830T123600Z - 15 min.)") == 0,
+		  "%s", msg);
+	CHECK(sigv4_check_scope(&a, "20150830T130000Z", now, msg, sizeof(msg)) == SIG_INVALID, "future");
+
+	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Credential=AK/20150830/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=x",
+					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_OK, "parse s3");
+	CHECK(sigv4_check_scope(&a, "20150830T123600Z", now, msg, sizeof(msg)) == SIG_INVALID, "service");
+	CHECK(strcmp(msg, "Credential should be scoped to correct service: 'dynamodb'.") == 0, "%s", msg);
+
+	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Credential=AK/20150830/us-east-1/dynamodb/aws4_request, SignedHeaders=x-amz-date, Signature=x",
+					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_OK, "parse no host");
+	CHECK(sigv4_check_scope(&a, "20150830T123600Z", now, msg, sizeof(msg)) == SIG_INVALID, "host not signed");
+}
+
+static void
+expect_error(const char *sqlstate, const char *message, const char *detail,
+			 int status, const char *body)
+{
+	GwError		e;
+
+	gw_error_from_pg(&e, sqlstate, message, detail, "PutItem", "Thread", "app_rw", "eu-west-1");
+	CHECK(e.status == status, "%s: status %d, expected %d", sqlstate, e.status, status);
+	CHECK(strcmp(e.body, body) == 0, "%s:\n  got      %s\n  expected %s", sqlstate, e.body, body);
+	free(e.body);
+}
+
+static void
+test_error_mapping(void)
+{
+	GwError		e;
+
+	expect_error("YD001", "ValidationException: Query condition missed key schema element: pk", NULL, 400,
+				 "{\"__type\":\"com.amazon.coral.validate#ValidationException\",\"message\":\"Query condition missed key schema element: pk\"}");
+	expect_error("YD002", "ResourceNotFoundException: Requested resource not found", NULL, 400,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"Requested resource not found\"}");
+	expect_error("YD004", "ConditionalCheckFailedException: The conditional request failed",
+				 "{\"Item\": {\"pk\": {\"S\": \"a\"}}}", 400,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException\",\"message\":\"The conditional request failed\",\"Item\": {\"pk\": {\"S\": \"a\"}}}");
+	expect_error("YD005", "TransactionCanceledException: Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]",
+				 "{\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The conditional request failed\"}]}", 400,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\",\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]\",\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The conditional request failed\"}]}");
+	expect_error("YD001", "ValidationException: a \"quoted\" \\ value\nnext", NULL, 400,
+				 "{\"__type\":\"com.amazon.coral.validate#ValidationException\",\"message\":\"a \\\"quoted\\\" \\\\ value\\nnext\"}");
+	expect_error("YD011", "UnknownOperationException: Unknown operation", NULL, 400,
+				 "{\"__type\":\"com.amazon.coral.service#UnknownOperationException\",\"message\":\"Unknown operation\"}");
+	expect_error("YD500", "InternalServerError: Internal server error", NULL, 500,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\",\"message\":\"Internal server error\"}");
+	/* An empty or non-object DETAIL adds nothing. */
+	expect_error("YD002", "ResourceNotFoundException: x", "{}", 400,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"x\"}");
+	expect_error("YD002", "ResourceNotFoundException: x", "not json", 400,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"x\"}");
+	expect_error("42501", "permission denied for table thread", NULL, 400,
+				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
+	expect_error("22012", "division by zero", NULL, 500,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\",\"message\":\"Internal server error\"}");
+	expect_error(NULL, NULL, NULL, 500,
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\",\"message\":\"Internal server error\"}");
+
+	gw_error_make(&e, "SerializationException", NULL, NULL);
+	CHECK(e.status == 400 && strcmp(e.body, "{\"__type\":\"com.amazon.coral.service#SerializationException\"}") == 0,
+		  "%s", e.body);
+	free(e.body);
+	gw_error_make(&e, "UnrecognizedClientException", "The security token included in the request is invalid.", NULL);
+	CHECK(strcmp(e.body, "{\"__type\":\"com.amazon.coral.service#UnrecognizedClientException\",\"message\":\"The security token included in the request is invalid.\"}") == 0,
+		  "%s", e.body);
+	free(e.body);
+}
+
+static void
+test_request_id(void)
+{
+	char		a[53];
+	char		b[53];
+
+	gw_request_id(a);
+	gw_request_id(b);
+	CHECK(strlen(a) == 52, "length %zu", strlen(a));
+	CHECK(strspn(a, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") == 52, "alphabet %s", a);
+	CHECK(strcmp(a, b) != 0, "ids differ");
+}
+
+int
+gw_self_test(void)
+{
+	test_sigv4_vector();
+	test_sigv4_checks();
+	test_error_mapping();
+	test_request_id();
+	printf("dynindex-gateway self-test: %d checks, %d failures\n", checks, failures);
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,199 @@
+/*
+ * util.c — growable buffer, JSON string escaping, request ids, logging.
+ */
+#include "gateway.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/rand.h>
+
+void
+buf_init(Buf *b)
+{
+	b->data = NULL;
+	b->len = 0;
+	b->cap = 0;
+	b->oom = false;
+}
+
+void
+buf_free(Buf *b)
+{
+	free(b->data);
+	buf_init(b);
+}
+
+static bool
+buf_reserve(Buf *b, size_t extra)
+{
+	size_t		need;
+	size_t		cap;
+	char	   *p;
+
+	if (b->oom)
+		return false;
+	need = b->len + extra + 1;
+	if (need <= b->cap)
+		return true;
+	cap = b->cap ? b->cap : 256;
+	while (cap < need)
+		cap *= 2;
+	p = realloc(b->data, cap);
+	if (p == NULL)
+	{
+		b->oom = true;
+		return false;
+	}
+	b->data = p;
+	b->cap = cap;
+	return true;
+}
+
+void
+buf_append(Buf *b, const char *s, size_t n)
+{
+	if (!buf_reserve(b, n))
+		return;
+	if (n)
+		memcpy(b->data + b->len, s, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+}
+
+void
+buf_puts(Buf *b, const char *s)
+{
+	buf_append(b, s, strlen(s));
+}
+
+void
+buf_printf(Buf *b, const char *fmt,...)
+{
+	va_list		ap;
+	int			n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0 || !buf_reserve(b, (size_t) n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(b->data + b->len, (size_t) n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t) n;
+}
+
+void
+buf_json_string(Buf *b, const char *s)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	const unsigned char *run = p;
+
+	buf_append(b, "\"", 1);
+	for (; *p; p++)
+	{
+		const char *esc = NULL;
+		char		tmp[8];
+
+		switch (*p)
+		{
+			case '"':
+				esc = "\\\"";
+				break;
+			case '\\':
+				esc = "\\\\";
+				break;
+			case '\n':
+				esc = "\\n";
+				break;
+			case '\r':
+				esc = "\\r";
+				break;
+			case '\t':
+				esc = "\\t";
+				break;
+			case '\b':
+				esc = "\\b";
+				break;
+			case '\f':
+				esc = "\\f";
+				break;
+			default:
+				if (*p < 0x20)
+				{
+					snprintf(tmp, sizeof(tmp), "\\u%04x", *p);
+					esc = tmp;
+				}
+		}
+		if (esc)
+		{
+			buf_append(b, (const char *) run, (size_t) (p - run));
+			buf_puts(b, esc);
+			run = p + 1;
+		}
+	}
+	buf_append(b, (const char *) run, (size_t) (p - run));
+	buf_append(b, "\"", 1);
+}
+
+char *
+buf_steal(Buf *b, size_t *len)
+{
+	char	   *d;
+
+	if (b->oom)
+	{
+		buf_free(b);
+		return NULL;
+	}
+	if (b->data == NULL)
+		buf_append(b, "", 0);
+	if (b->oom)
+		return NULL;
+	d = b->data;
+	if (len)
+		*len = b->len;
+	buf_init(b);
+	return d;
+}
+
+void
+gw_request_id(char out[53])
+{
+	static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char rnd[52];
+
+	if (RAND_bytes(rnd, sizeof(rnd)) != 1)
+	{
+		/* Not security relevant: fall back to a weaker source. */
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			rnd[i] = (unsigned char) (rand() & 0xff);
+	}
+	/* 252 = 7 * 36: rejection-free enough; modulo bias is irrelevant here. */
+	for (int i = 0; i < 52; i++)
+		out[i] = alphabet[rnd[i] % 36];
+	out[52] = '\0';
+}
+
+void
+gw_log(const char *fmt,...)
+{
+	va_list		ap;
+	char		ts[32];
+	time_t		now = time(NULL);
+	struct tm	tm;
+
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	flockfile(stderr);
+	fprintf(stderr, "%s dynindex-gateway: ", ts);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	funlockfile(stderr);
+}
