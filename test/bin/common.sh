@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared helpers for test/bin/*.sh (sourced, not executed).
 # Everything here must work on a fresh Debian bookworm with postgresql-15 installed.
 

@@ -13,7 +13,7 @@ BINDIR="$("$PGC" --bindir)"
 export PATH="$BINDIR:$PATH"
 if locale -a 2>/dev/null | grep -qix 'c.utf-\?8'; then export LC_ALL=C.UTF-8; else export LC_ALL=C; fi
 unset PGHOST PGPORT PGDATABASE PGUSER PGSERVICE PGOPTIONS
-cd "$TREE"
+cd "$TREE" || exit 1
 MAKE=(make --no-print-directory PG_CONFIG="$PGC")
 hr() { printf '%s\n' "--------------------------------------------------------------------------"; }
 

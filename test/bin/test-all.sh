@@ -11,7 +11,9 @@ set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 SUITES=(regress isolation tap clients)
+WORK=""
 fail_all() {  # reason
+    [ -n "$WORK" ] && rm -rf "$WORK"
     echo "--------------------------------------------------------------------------"
     echo "SUMMARY"
     echo "--------------------------------------------------------------------------"
