@@ -184,16 +184,27 @@ gw_log(const char *fmt,...)
 {
 	va_list		ap;
 	char		ts[32];
+	char		msg[2048];
+	char	   *w = msg;
 	time_t		now = time(NULL);
 	struct tm	tm;
 
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	flockfile(stderr);
-	fprintf(stderr, "%s dynindex-gateway: ", ts);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	funlockfile(stderr);
+	/* One line per message: libpq's messages span lines. */
+	for (const char *r = msg; *r; r++)
+	{
+		char		ch = (*r == '\n' || *r == '\t') ? ' ' : *r;
+
+		if (ch == ' ' && w > msg && w[-1] == ' ')
+			continue;
+		*w++ = ch;
+	}
+	while (w > msg && w[-1] == ' ')
+		w--;
+	*w = '\0';
+	fprintf(stderr, "%s dynindex-gateway: %s\n", ts, msg);
 }
