@@ -1,0 +1,67 @@
+// Shared helpers of the gateway client tests (run by ../run.sh).
+import { DynamoDBClient, DescribeTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
+
+export const endpoint = process.env.GATEWAY_URL || 'http://127.0.0.1:8000';
+
+// A client of the dev-mode gateway: any credentials are accepted.
+export function client(opts = {}) {
+  return new DynamoDBClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'dev', secretAccessKey: 'dev' },
+    maxAttempts: 1,
+    ...opts,
+  });
+}
+
+export function uniq(prefix) {
+  return `${prefix}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+// true when the extension does not implement the operation yet
+export function isUnimplemented(err) {
+  return err && err.name === 'UnknownOperationException';
+}
+
+// Run fn; if the extension lacks the operation, skip the test (t.skip) and return undefined.
+export async function orSkip(t, what, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (isUnimplemented(err)) {
+      t.skip(`${what} is not implemented by the extension yet`);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+export async function waitActive(ddb, TableName) {
+  for (let i = 0; i < 100; i++) {
+    const d = await ddb.send(new DescribeTableCommand({ TableName }));
+    if (d.Table.TableStatus === 'ACTIVE') return d.Table;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`table ${TableName} did not become ACTIVE`);
+}
+
+export async function dropTable(ddb, TableName) {
+  try {
+    await ddb.send(new DeleteTableCommand({ TableName }));
+  } catch (err) {
+    if (err.name !== 'ResourceNotFoundException') throw err;
+  }
+}
+
+// Expect fn to reject with a service exception named name; returns the error.
+export async function rejectsWith(fn, name) {
+  try {
+    await fn();
+  } catch (err) {
+    if (err.name !== name) {
+      throw new Error(`expected ${name}, got ${err.name}: ${err.message}`);
+    }
+    return err;
+  }
+  throw new Error(`expected ${name}, but the call succeeded`);
+}

@@ -1,0 +1,157 @@
+// AWS SDK for JavaScript v3 against the gateway: every operation the extension
+// implements, and DynamoDB's exception classes.  Operations the extension does
+// not implement yet are skipped (reported as such), never silently passed.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  CreateTableCommand, DescribeTableCommand, ListTablesCommand, PutItemCommand,
+  GetItemCommand, DeleteItemCommand, BatchWriteItemCommand, BatchGetItemCommand,
+  UpdateItemCommand, QueryCommand, ScanCommand, DeleteTableCommand,
+  ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import { client, uniq, orSkip, waitActive, dropTable, rejectsWith } from './helpers.js';
+
+const ddb = client();
+const T = uniq('sdk');
+
+before(async () => {
+  await ddb.send(new CreateTableCommand({
+    TableName: T,
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  }));
+  await waitActive(ddb, T);
+});
+
+after(async () => {
+  await dropTable(ddb, T);
+  ddb.destroy();
+});
+
+test('CreateTable of an existing table: ResourceInUseException', async () => {
+  const err = await rejectsWith(() => ddb.send(new CreateTableCommand({
+    TableName: T,
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  })), 'ResourceInUseException');
+  assert.ok(err instanceof ResourceInUseException);
+  assert.equal(err.$metadata.httpStatusCode, 400);
+});
+
+test('DescribeTable and ListTables', async () => {
+  const d = await ddb.send(new DescribeTableCommand({ TableName: T }));
+  assert.equal(d.Table.TableName, T);
+  assert.deepEqual(d.Table.KeySchema, [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }]);
+  const l = await ddb.send(new ListTablesCommand({}));
+  assert.ok(l.TableNames.includes(T));
+  assert.match(l.$metadata.requestId, /^[A-Z0-9]{52}$/);
+});
+
+test('PutItem, GetItem, DeleteItem round trip with every type', async () => {
+  const Item = {
+    pk: { S: 'p1' }, sk: { S: 's1' }, n: { N: '3.14' }, b: { B: new Uint8Array([1, 2, 255]) },
+    t: { BOOL: true }, z: { NULL: true }, l: { L: [{ S: 'a' }, { N: '1' }] }, m: { M: { x: { S: 'y' } } },
+    ss: { SS: ['a', 'b'] }, ns: { NS: ['1', '2'] },
+  };
+  await ddb.send(new PutItemCommand({ TableName: T, Item }));
+  const g = await ddb.send(new GetItemCommand({ TableName: T, Key: { pk: { S: 'p1' }, sk: { S: 's1' } }, ConsistentRead: true }));
+  assert.equal(g.Item.n.N, '3.14');
+  assert.deepEqual([...g.Item.b.B], [1, 2, 255]);
+  assert.deepEqual(g.Item.m, { M: { x: { S: 'y' } } });
+  assert.deepEqual(new Set(g.Item.ss.SS), new Set(['a', 'b']));
+  const del = await ddb.send(new DeleteItemCommand({ TableName: T, Key: { pk: { S: 'p1' }, sk: { S: 's1' } }, ReturnValues: 'ALL_OLD' }));
+  assert.equal(del.Attributes.pk.S, 'p1');
+  const g2 = await ddb.send(new GetItemCommand({ TableName: T, Key: { pk: { S: 'p1' }, sk: { S: 's1' } } }));
+  assert.equal(g2.Item, undefined);
+});
+
+test('a failed condition: ConditionalCheckFailedException (with the old item when asked)', async () => {
+  const Key = { pk: { S: 'c1' }, sk: { S: 'x' } };
+  await ddb.send(new PutItemCommand({ TableName: T, Item: { ...Key, v: { N: '1' } } }));
+  const err = await rejectsWith(() => ddb.send(new PutItemCommand({
+    TableName: T, Item: { ...Key, v: { N: '2' } }, ConditionExpression: 'attribute_not_exists(pk)',
+    ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  })), 'ConditionalCheckFailedException');
+  assert.ok(err instanceof ConditionalCheckFailedException);
+  assert.equal(err.message, 'The conditional request failed');
+  if (err.Item) assert.equal(err.Item.v.N, '1');
+});
+
+test('a missing table: ResourceNotFoundException', async () => {
+  const err = await rejectsWith(() => ddb.send(new GetItemCommand({
+    TableName: 'no_such_table_' + T, Key: { pk: { S: 'a' } },
+  })), 'ResourceNotFoundException');
+  assert.ok(err instanceof ResourceNotFoundException);
+});
+
+test('an invalid request: ValidationException', async () => {
+  const err = await rejectsWith(() => ddb.send(new PutItemCommand({
+    TableName: T, Item: { pk: { S: 'only-hash' } },
+  })), 'ValidationException');
+  assert.equal(err.$metadata.httpStatusCode, 400);
+  assert.match(err.message, /sk|key/i);
+});
+
+test('BatchWriteItem and BatchGetItem', async () => {
+  const puts = Array.from({ length: 10 }, (_, i) => ({
+    PutRequest: { Item: { pk: { S: 'batch' }, sk: { S: `s${String(i).padStart(2, '0')}` }, i: { N: String(i) } } },
+  }));
+  const w = await ddb.send(new BatchWriteItemCommand({ RequestItems: { [T]: puts } }));
+  assert.deepEqual(w.UnprocessedItems, {});
+  const keys = puts.map((p) => ({ pk: p.PutRequest.Item.pk, sk: p.PutRequest.Item.sk }));
+  const g = await ddb.send(new BatchGetItemCommand({ RequestItems: { [T]: { Keys: keys } } }));
+  assert.equal(g.Responses[T].length, 10);
+  const dels = keys.slice(0, 5).map((Key) => ({ DeleteRequest: { Key } }));
+  await ddb.send(new BatchWriteItemCommand({ RequestItems: { [T]: dels } }));
+  const g2 = await ddb.send(new BatchGetItemCommand({ RequestItems: { [T]: { Keys: keys } } }));
+  assert.equal(g2.Responses[T].length, 5);
+});
+
+test('UpdateItem', async (t) => {
+  const Key = { pk: { S: 'u1' }, sk: { S: 'x' } };
+  const r = await orSkip(t, 'UpdateItem', () => ddb.send(new UpdateItemCommand({
+    TableName: T, Key, UpdateExpression: 'SET #c = if_not_exists(#c, :z) + :one',
+    ExpressionAttributeNames: { '#c': 'count' }, ExpressionAttributeValues: { ':z': { N: '0' }, ':one': { N: '1' } },
+    ReturnValues: 'ALL_NEW',
+  })));
+  if (!r) return;
+  assert.equal(r.Attributes.count.N, '1');
+});
+
+test('Query and Scan', async (t) => {
+  for (let i = 0; i < 5; i++) {
+    await ddb.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'q' }, sk: { S: `k${i}` }, i: { N: String(i) } } }));
+  }
+  const q = await orSkip(t, 'Query', () => ddb.send(new QueryCommand({
+    TableName: T, KeyConditionExpression: 'pk = :p AND begins_with(sk, :k)',
+    ExpressionAttributeValues: { ':p': { S: 'q' }, ':k': { S: 'k' } }, ScanIndexForward: false, Limit: 3,
+  })));
+  if (!q) return;
+  assert.deepEqual(q.Items.map((x) => x.sk.S), ['k4', 'k3', 'k2']);
+  assert.ok(q.LastEvaluatedKey);
+  const s = await orSkip(t, 'Scan', () => ddb.send(new ScanCommand({ TableName: T })));
+  if (!s) return;
+  assert.ok(s.Count >= 5);
+});
+
+test('DocumentClient (lib-dynamodb) put/get/delete', async () => {
+  const doc = DynamoDBDocumentClient.from(ddb, { marshallOptions: { removeUndefinedValues: true } });
+  await doc.send(new PutCommand({ TableName: T, Item: { pk: 'doc', sk: '1', name: 'Ada', tags: ['x', 'y'], n: 42 } }));
+  const g = await doc.send(new GetCommand({ TableName: T, Key: { pk: 'doc', sk: '1' } }));
+  assert.deepEqual(g.Item, { pk: 'doc', sk: '1', name: 'Ada', tags: ['x', 'y'], n: 42 });
+  await doc.send(new DeleteCommand({ TableName: T, Key: { pk: 'doc', sk: '1' } }));
+});
+
+test('DeleteTable', async () => {
+  const T2 = uniq('sdk_del');
+  await ddb.send(new CreateTableCommand({
+    TableName: T2, AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'N' }],
+    KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }], BillingMode: 'PAY_PER_REQUEST',
+  }));
+  await waitActive(ddb, T2);
+  await ddb.send(new DeleteTableCommand({ TableName: T2 }));
+  await rejectsWith(() => ddb.send(new DescribeTableCommand({ TableName: T2 })), 'ResourceNotFoundException');
+});

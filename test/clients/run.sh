@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Client tests of dynindex-gateway: unit self-test, AWS SDK for JS v3, ElectroDB,
+# raw protocol checks, SigV4 (auth mode) and a boto3 smoke test.
+#
+# Needs a running PostgreSQL with the dynindex extension (PGHOST, PGPORT,
+# PGDATABASE, PGUSER), node >= 18 with npm, and python3-boto3.  Starts two
+# gateways on free ports (one --dev, one with SigV4 and freshly created access
+# keys), runs everything, stops them, and exits non-zero if anything failed.
+# Prints "N passed, M failed" last.
+set -u
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/dynindex-clients.XXXXXX")"
+PASS=0; FAIL=0; SKIP=0
+GW_PIDS=()
+NOACCESS_ROLE=dynindex_gw_test_noaccess
+KEYS=()
+
+log() { printf '==> %s\n' "$*"; }
+psql_q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+
+cleanup() {
+    for pid in "${GW_PIDS[@]}"; do kill "$pid" 2>/dev/null; done
+    for pid in "${GW_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
+    for k in "${KEYS[@]}"; do psql_q -c "SELECT dynindex.delete_access_key('$k')" >/dev/null 2>&1; done
+    psql_q -c "DROP ROLE IF EXISTS $NOACCESS_ROLE" >/dev/null 2>&1
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# ---- the binary: the tree's build, else the installed one ----
+GW="$ROOT/src/gateway/dynindex-gateway"
+if [ ! -x "$GW" ] || [ -n "$(find "$ROOT/src/gateway" -name '*.[ch]' -newer "$GW" 2>/dev/null)" ]; then
+    make -C "$ROOT" src/gateway/dynindex-gateway >/dev/null || GW=""
+fi
+if [ -z "$GW" ] || [ ! -x "$GW" ]; then
+    GW="$(pg_config --bindir 2>/dev/null)/dynindex-gateway"
+fi
+[ -x "$GW" ] || { echo "dynindex-gateway not found (make it first)"; echo "0 passed, 1 failed"; exit 1; }
+log "gateway binary: $GW"
+
+# ---- 1. unit tests (SigV4 vector, error mapping) ----
+if "$GW" --self-test; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); fi
+
+psql_q -c "SELECT 1" >/dev/null || { echo "PostgreSQL is not reachable (PGHOST=${PGHOST:-} PGPORT=${PGPORT:-})"; echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
+
+# Start a gateway; prints its URL.  --port 0 picks a free port; the gateway
+# prints the one it got on its first line of stdout.
+start_gateway() {
+    local name="$1"; shift
+    "$GW" --host 127.0.0.1 --port 0 --pool-size 4 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
+    GW_PIDS+=("$!")
+    for _ in $(seq 1 100); do
+        if grep -q 'listening on' "$WORK/$name.out" 2>/dev/null; then
+            sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/$name.out" | head -1
+            return 0
+        fi
+        sleep 0.05
+    done
+    echo "gateway $name did not start:" >&2; cat "$WORK/$name.err" >&2
+    return 1
+}
+
+DEV_URL="$(start_gateway dev --dev)" || { echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
+log "dev-mode gateway: $DEV_URL"
+
+# ---- access keys for the auth-mode gateway ----
+AUTH_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""
+if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t ]; then
+    read -r KEY_ID SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key(current_user)")
+    KEYS+=("$KEY_ID")
+    psql_q -c "DROP ROLE IF EXISTS $NOACCESS_ROLE" -c "CREATE ROLE $NOACCESS_ROLE NOLOGIN" \
+           -c "GRANT $NOACCESS_ROLE TO current_user" >/dev/null 2>&1 || true
+    read -r NA_ID NA_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$NOACCESS_ROLE')" 2>/dev/null)
+    [ -n "$NA_ID" ] && KEYS+=("$NA_ID")
+    AUTH_URL="$(start_gateway auth)" || AUTH_URL=""
+    log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
+else
+    log "dynindex.access_keys does not exist: SigV4 tests skipped"
+    SKIP=$((SKIP + 1))
+fi
+export GATEWAY_URL="$DEV_URL" GATEWAY_AUTH_URL="$AUTH_URL" GATEWAY_KEY_ID="$KEY_ID" GATEWAY_SECRET="$SECRET"
+export GATEWAY_NOACCESS_KEY_ID="$NA_ID" GATEWAY_NOACCESS_SECRET="$NA_SECRET"
+
+# ---- 2. node tests (SDK v3, lib-dynamodb, ElectroDB, protocol, auth) ----
+if command -v node >/dev/null && command -v npm >/dev/null; then
+    if [ ! -d "$HERE/node_modules/@aws-sdk/client-dynamodb" ] || [ ! -d "$HERE/node_modules/electrodb" ]; then
+        log "npm ci"
+        (cd "$HERE" && npm ci --no-audit --no-fund >"$WORK/npm.log" 2>&1) || { cat "$WORK/npm.log"; }
+    fi
+    log "node --test"
+    (cd "$HERE" && node --test --test-reporter=spec --test-concurrency=1 node/*.test.js) 2>&1 | tee "$WORK/node.out"
+    np="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$WORK/node.out" | tail -1)"
+    nf="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$WORK/node.out" | tail -1)"
+    ns="$(sed -n 's/^ℹ skipped \([0-9]*\)$/\1/p' "$WORK/node.out" | tail -1)"
+    [ -z "$np" ] && [ -z "$nf" ] && nf=1
+    PASS=$((PASS + ${np:-0})); FAIL=$((FAIL + ${nf:-0})); SKIP=$((SKIP + ${ns:-0}))
+else
+    echo "node/npm not found: node tests FAILED to run"; FAIL=$((FAIL + 1))
+fi
+
+# ---- 3. boto3 ----
+PY=python3
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
+if "$PY" -c 'import boto3' 2>/dev/null; then
+    log "boto3 smoke test"
+    "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3.out"
+    bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3.out")"
+    bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3.out")"
+    [ -z "$bp" ] && bf=1
+    PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+else
+    echo "python3-boto3 not installed: boto3 smoke test FAILED to run"; FAIL=$((FAIL + 1))
+fi
+
+if [ "$FAIL" -ne 0 ]; then
+    for f in "$WORK"/*.err; do echo "----- $f"; tail -n 20 "$f"; done
+fi
+echo "skipped: $SKIP"
+echo "$PASS passed, $FAIL failed"
+[ "$FAIL" -eq 0 ]
