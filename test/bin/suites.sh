@@ -53,6 +53,13 @@ else
     else
         result regress FAIL "$(regress_counts .suite-regress.out) (exit $st)"
         show regression.diffs 2000
+        for f in sql/[0-9]*.sql; do
+            n="$(basename "$f" .sql)"
+            if [ ! -f "expected/$n.out" ] && [ -f "results/$n.out" ]; then
+                echo "----- no expected/$n.out; actual output (results/$n.out):"
+                head -n 300 "results/$n.out"
+            fi
+        done
         for f in tmp_check/log/*.log; do [ -f "$f" ] && { echo "----- tail $f"; tail -n 60 "$f"; }; done
     fi
 fi
@@ -69,6 +76,13 @@ else
     else
         result isolation FAIL "$(regress_counts .suite-isolation.out) (exit $st)"
         show output_iso/regression.diffs 2000
+        for f in test/isolation/specs/*.spec; do
+            n="$(basename "$f" .spec)"
+            if [ ! -f "test/isolation/expected/$n.out" ] && [ -f "output_iso/results/$n.out" ]; then
+                echo "----- no test/isolation/expected/$n.out; actual output (output_iso/results/$n.out):"
+                head -n 300 "output_iso/results/$n.out"
+            fi
+        done
         for f in output_iso/log/*.log tmp_check_iso/log/*.log; do [ -f "$f" ] && { echo "----- tail $f"; tail -n 60 "$f"; }; done
     fi
 fi
