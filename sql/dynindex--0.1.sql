@@ -1,0 +1,138 @@
+-- dynindex: DynamoDB's data model and API on PostgreSQL
+\echo Use "CREATE EXTENSION dynindex" to load this file. \quit
+
+-- core: catalog
+CREATE SCHEMA IF NOT EXISTS dynindex_data;
+COMMENT ON SCHEMA dynindex_data IS 'Storage relations of dynindex tables and indexes (internal; use dynindex.api).';
+
+CREATE SEQUENCE dynindex.table_num_seq;
+
+CREATE TABLE dynindex.tables (
+    table_name            text PRIMARY KEY,
+    table_id              uuid NOT NULL DEFAULT gen_random_uuid(),
+    num                   bigint NOT NULL DEFAULT nextval('dynindex.table_num_seq'),
+    storage               text NOT NULL,
+    attribute_definitions jsonb NOT NULL,
+    key_schema            jsonb NOT NULL,
+    billing_mode          text NOT NULL,
+    read_capacity         bigint,
+    write_capacity        bigint,
+    created_at            timestamptz NOT NULL DEFAULT now(),
+    options               jsonb NOT NULL DEFAULT '{}'
+);
+COMMENT ON TABLE dynindex.tables IS 'One row per DynamoDB table (internal catalog).';
+
+CREATE TABLE dynindex.indexes (
+    table_name   text NOT NULL REFERENCES dynindex.tables ON DELETE CASCADE,
+    index_name   text NOT NULL,
+    position     int NOT NULL,
+    is_global    boolean NOT NULL,
+    key_schema   jsonb NOT NULL,
+    projection   jsonb NOT NULL,
+    status       text NOT NULL DEFAULT 'ACTIVE',
+    backfilling  boolean NOT NULL DEFAULT false,
+    storage      text NOT NULL,
+    throughput   jsonb,
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_name, index_name)
+);
+COMMENT ON TABLE dynindex.indexes IS 'One row per secondary index (internal catalog).';
+
+-- core: the API
+CREATE FUNCTION dynindex.api(operation text, request jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_api'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.api(text, jsonb) IS
+  'Run one DynamoDB operation: takes the request JSON, returns the response JSON; errors are raised as "<ErrorType>: <message>" with SQLSTATE class YD.';
+
+-- expressions
+CREATE FUNCTION dynindex.eval_condition(expression text, item jsonb,
+                                        names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dynindex_eval_condition'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.eval_condition(text, jsonb, jsonb, jsonb) IS
+  'Evaluate a DynamoDB ConditionExpression against an item in typed JSON (NULL item: the item does not exist), with ExpressionAttributeNames and ExpressionAttributeValues.';
+
+CREATE FUNCTION dynindex.apply_update(expression text, item jsonb,
+                                      names jsonb DEFAULT NULL, vals jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_apply_update'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.apply_update(text, jsonb, jsonb, jsonb) IS
+  'Apply a DynamoDB UpdateExpression to an item in typed JSON (NULL item: a new item) and return the new item.';
+
+CREATE FUNCTION dynindex.project(expression text, item jsonb, names jsonb DEFAULT NULL)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_project'
+LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.project(text, jsonb, jsonb) IS
+  'Apply a DynamoDB ProjectionExpression to an item in typed JSON, shaped as DynamoDB returns it.';
+
+CREATE FUNCTION dynindex._fuzz_expressions(seed int, iterations int)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dynindex_fuzz_expressions'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex._fuzz_expressions(int, int) IS
+  'Internal test: parse and evaluate random and mutated expressions; fails on any error that is not a ValidationException; returns how many inputs were rejected.';
+
+-- gateway: access keys
+--
+-- Access keys for dynindex-gateway's SigV4 authentication (docs/gateway.md).
+-- Each key maps to a PostgreSQL role; the gateway runs the request as that
+-- role (SET ROLE), so GRANTs on dynindex objects decide what a key may do.
+-- Only superusers (or roles granted access explicitly) may read or manage keys.
+
+CREATE TABLE dynindex.access_keys (
+    access_key_id     text PRIMARY KEY,
+    secret_access_key text NOT NULL,
+    role_name         name NOT NULL,
+    created_at        timestamptz DEFAULT now()
+);
+REVOKE ALL ON dynindex.access_keys FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.access_keys', '');
+COMMENT ON TABLE dynindex.access_keys IS
+    'Access keys of dynindex-gateway: a SigV4 key id and secret, and the role the gateway runs the key''s requests as.';
+
+CREATE FUNCTION dynindex.create_access_key(role_name name)
+RETURNS TABLE (access_key_id text, secret_access_key text)
+LANGUAGE plpgsql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    v_role   name := $1;
+    v_id     text;
+    v_secret text;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = v_role) THEN
+        RAISE EXCEPTION 'role "%" does not exist', v_role
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    -- gen_random_uuid() draws from pg_strong_random().
+    v_id := 'DYNX' || upper(substr(replace(gen_random_uuid()::text, '-', ''), 1, 16));
+    v_secret := encode(decode(replace(gen_random_uuid()::text, '-', '')
+                              || substr(replace(gen_random_uuid()::text, '-', ''), 1, 28), 'hex'),
+                       'base64');
+    INSERT INTO dynindex.access_keys (access_key_id, secret_access_key, role_name)
+        VALUES (v_id, v_secret, v_role);
+    access_key_id := v_id;
+    secret_access_key := v_secret;
+    RETURN NEXT;
+END
+$fn$;
+REVOKE ALL ON FUNCTION dynindex.create_access_key(name) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex.create_access_key(name) IS
+    'Create an access key for dynindex-gateway whose requests run as the given role; returns the key id and the secret (shown only once).';
+
+CREATE FUNCTION dynindex.delete_access_key(access_key_id text)
+RETURNS boolean
+LANGUAGE sql VOLATILE STRICT
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    WITH d AS (DELETE FROM dynindex.access_keys k WHERE k.access_key_id = $1 RETURNING 1)
+    SELECT count(*) > 0 FROM d;
+$fn$;
+REVOKE ALL ON FUNCTION dynindex.delete_access_key(text) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex.delete_access_key(text) IS
+    'Delete a dynindex-gateway access key; true if it existed.  The gateway caches keys for up to 10 seconds.';

@@ -1,0 +1,81 @@
+/*
+ * api.c — dynindex.api(operation, request): the one entry point that takes a
+ * DynamoDB request and returns DynamoDB's response.
+ */
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+
+#include "api/api.h"
+#include "catalog/catalog.h"
+#include "common/errors.h"
+
+typedef struct OperationEntry
+{
+	const char *name;
+	DynOperation fn;
+} OperationEntry;
+
+extern Jsonb *DynUpdateItem(Jsonb *req);	/* update_item.c; belongs in api.h */
+
+static const OperationEntry operations[] = {
+	{"BatchGetItem", DynBatchGetItem},
+	{"BatchWriteItem", DynBatchWriteItem},
+	{"CreateTable", DynCreateTable},
+	{"DeleteItem", DynDeleteItem},
+	{"DeleteTable", DynDeleteTable},
+	{"DescribeTable", DynDescribeTable},
+	{"GetItem", DynGetItem},
+	{"ListTables", DynListTables},
+	{"PutItem", DynPutItem},
+	{"UpdateItem", DynUpdateItem},	/* src/api/update_item.c */
+	{NULL, NULL}
+};
+
+/* Find an operation by name. */
+static DynOperation
+find_operation(const char *name)
+{
+	const OperationEntry *op;
+
+	for (op = operations; op->name; op++)
+		if (strcmp(op->name, name) == 0)
+			return op->fn;
+	return NULL;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_api);
+
+/* dynindex.api(operation text, request jsonb) RETURNS jsonb */
+Datum
+dynindex_api(PG_FUNCTION_ARGS)
+{
+	char	   *opname;
+	Jsonb	   *req;
+	Jsonb	   *res;
+	Jsonb	   *out;
+	DynOperation fn;
+
+	if (PG_ARGISNULL(0))
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	opname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	fn = find_operation(opname);
+	if (fn == NULL)
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	if (PG_ARGISNULL(1))
+		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
+	req = PG_GETARG_JSONB_P(1);
+
+	DynCatalogRevalidate();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	res = fn(req);
+	/* the response was built in SPI's procedure context: copy it out */
+	out = SPI_palloc(VARSIZE(res));
+	memcpy(out, res, VARSIZE(res));
+	SPI_finish();
+	PG_RETURN_JSONB_P(out);
+}

@@ -1,0 +1,28 @@
+/*
+ * api.h — DynamoDB operations.  Each takes the request (validated by its
+ * schema) and returns the response document.  They run inside an SPI
+ * connection opened by dynindex.api.
+ */
+#ifndef DYNINDEX_API_H
+#define DYNINDEX_API_H
+
+#include "utils/jsonb.h"
+
+typedef Jsonb *(*DynOperation) (Jsonb *req);
+
+/* tables.c */
+extern Jsonb *DynCreateTable(Jsonb *req);
+extern Jsonb *DynDescribeTable(Jsonb *req);
+extern Jsonb *DynListTables(Jsonb *req);
+extern Jsonb *DynDeleteTable(Jsonb *req);
+
+/* items.c */
+extern Jsonb *DynPutItem(Jsonb *req);
+extern Jsonb *DynGetItem(Jsonb *req);
+extern Jsonb *DynDeleteItem(Jsonb *req);
+
+/* batch.c */
+extern Jsonb *DynBatchGetItem(Jsonb *req);
+extern Jsonb *DynBatchWriteItem(Jsonb *req);
+
+#endif

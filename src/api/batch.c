@@ -1,0 +1,373 @@
+/*
+ * batch.c — BatchGetItem and BatchWriteItem.
+ *
+ * Everything runs in the calling transaction, so nothing is ever throttled:
+ * UnprocessedKeys is empty unless the 16 MB response limit is reached, and
+ * UnprocessedItems is always present and empty.
+ */
+#include "postgres.h"
+
+#include "utils/builtins.h"
+
+#include "api/api.h"
+#include "api/items.h"
+#include "common/errors.h"
+
+#define MAX_BATCH_GET_KEYS		100
+#define MAX_BATCH_WRITE_ITEMS	25
+#define MAX_BATCH_GET_RESPONSE	(16 * 1024 * 1024)
+
+static const RqField string_elem = {.type = RQ_STRING};
+static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
+static const RqField key_map_elem = {.type = RQ_MAP,.elem = &attrvalue_elem};
+
+static const RqField keys_and_attributes_fields[] = {
+	{.name = "Keys",.type = RQ_LIST,.elem = &key_map_elem,.notnull = true,.minlen = 1,.maxlen = 100},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1},
+	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
+	{.name = "ProjectionExpression",.type = RQ_STRING},
+	{.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem},
+	{0}
+};
+static const RqField keys_and_attributes = {
+	.type = RQ_STRUCT,.structname = "KeysAndAttributes",.fields = keys_and_attributes_fields
+};
+
+static const RqField batch_get_fields[] = {
+	{.name = "RequestItems",.type = RQ_MAP,.elem = &keys_and_attributes,.notnull = true,.minlen = 1,
+	.mapkeys_tablename = true},
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	{0}
+};
+
+static const RqField put_request_fields[] = {
+	{.name = "Item",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	{0}
+};
+static const RqField delete_request_fields[] = {
+	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	{0}
+};
+static const RqField write_request_fields[] = {
+	{.name = "PutRequest",.type = RQ_STRUCT,.structname = "PutRequest",.fields = put_request_fields},
+	{.name = "DeleteRequest",.type = RQ_STRUCT,.structname = "DeleteRequest",.fields = delete_request_fields},
+	{0}
+};
+static const RqField write_request = {.type = RQ_STRUCT,.structname = "WriteRequest",.fields = write_request_fields};
+static const RqField write_request_list = {.type = RQ_LIST,.elem = &write_request,.minlen = 1,.maxlen = 25};
+
+static const RqField batch_write_fields[] = {
+	{.name = "RequestItems",.type = RQ_MAP,.elem = &write_request_list,.notnull = true,.minlen = 1,
+	.mapkeys_tablename = true},
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	{.name = "ReturnItemCollectionMetrics",.type = RQ_STRING,.enumvals = RqReturnItemCollectionMetricsEnum},
+	{0}
+};
+
+/* Do two encoded keys name the same item? */
+static bool
+same_key(const DynKey *a, const DynKey *b)
+{
+	return VARSIZE(a->pk) == VARSIZE(b->pk) && VARSIZE(a->sk) == VARSIZE(b->sk) &&
+		memcmp(VARDATA(a->pk), VARDATA(b->pk), VARSIZE(a->pk) - VARHDRSZ) == 0 &&
+		memcmp(VARDATA(a->sk), VARDATA(b->sk), VARSIZE(a->sk) - VARHDRSZ) == 0;
+}
+
+/* Reject a key list with the same key twice. */
+static void
+check_duplicate_keys(DynKey *keys, int n)
+{
+	int			i;
+	int			j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (same_key(&keys[i], &keys[j]))
+				DynValidationError("Provided list of item keys contains duplicates");
+}
+
+/* Table name of a RequestItems member. */
+static char *
+member_name(JsonbValue *k)
+{
+	return pnstrdup(k->val.string.val, k->val.string.len);
+}
+
+/* BatchGetItem */
+Jsonb *
+DynBatchGetItem(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *names;
+	JsonbValue *specs;
+	int			ntables;
+	int			i;
+	int			total = 0;
+	DynCapacityMode mode;
+	JsonbParseState *st = NULL;
+	DynExpr   **projections;
+	DynTable  **tables;
+	DynKey	  **keys;
+	int		   *nkeys;
+	double	   *units;
+	int64		response_bytes = 0;
+	bool		any_unprocessed = false;
+
+	RqValidate(req, batch_get_fields);
+	mode = DynCapacityModeOf(r);
+	ntables = RqObjectMembers(RqGet(r, "RequestItems"), &names, &specs);
+	projections = palloc0(sizeof(DynExpr *) * ntables);
+	tables = palloc0(sizeof(DynTable *) * ntables);
+	keys = palloc0(sizeof(DynKey *) * ntables);
+	nkeys = palloc0(sizeof(int) * ntables);
+	units = palloc0(sizeof(double) * ntables);
+
+	/* validate everything before reading anything */
+	for (i = 0; i < ntables; i++)
+	{
+		JsonbValue *kl;
+		int			j;
+
+		projections[i] = DynItemsParseProjection(specs[i].val.binary.data);
+		kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &nkeys[i]);
+		total += nkeys[i];
+		if (total > MAX_BATCH_GET_KEYS)
+			DynValidationError("Too many items requested for the BatchGetItem call");
+		for (j = 0; j < nkeys[i]; j++)
+			RqParseItem(&kl[j]);
+	}
+	for (i = 0; i < ntables; i++)
+	{
+		JsonbValue *kl;
+		int			j;
+
+		tables[i] = DynItemsGetTable(member_name(&names[i]));
+		kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &nkeys[i]);
+		keys[i] = palloc(sizeof(DynKey) * Max(1, nkeys[i]));
+		for (j = 0; j < nkeys[i]; j++)
+			DynItemsParseKey(tables[i], &kl[j], &keys[i][j]);
+		check_duplicate_keys(keys[i], nkeys[i]);
+	}
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "Responses");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < ntables; i++)
+	{
+		bool		consistent = RqGetBool(specs[i].val.binary.data, "ConsistentRead", false);
+		int			j;
+
+		RqPushKey(&st, tables[i]->name);
+		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+		for (j = 0; j < nkeys[i]; j++)
+		{
+			DynStoredItem stored;
+			bool		found;
+
+			if (response_bytes > MAX_BATCH_GET_RESPONSE)
+			{
+				any_unprocessed = true;
+				break;
+			}
+			found = DynStorageGet(tables[i], &keys[i][j], false, &stored);
+			units[i] += DynReadUnits(found ? stored.size : 0, consistent);
+			if (!found)
+				continue;
+			response_bytes += stored.size;
+			if (projections[i])
+				RqPushJsonb(&st, WJB_ELEM,
+							DynItemToJsonb(DynApplyProjection(projections[i], DynItemFromStored(stored.item))));
+			else
+				RqPushJsonb(&st, WJB_ELEM, stored.item);
+		}
+		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	}
+	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+
+	/* UnprocessedKeys: what the 16 MB limit left over, with its options */
+	RqPushKey(&st, "UnprocessedKeys");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	if (any_unprocessed)
+	{
+		int64		seen = 0;
+
+		for (i = 0; i < ntables; i++)
+		{
+			JsonbValue *kl;
+			int			n;
+			int			j;
+			bool		started = false;
+
+			kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &n);
+			for (j = 0; j < n; j++)
+			{
+				DynStoredItem stored;
+
+				if (seen <= MAX_BATCH_GET_RESPONSE)
+				{
+					if (DynStorageGet(tables[i], &keys[i][j], false, &stored))
+						seen += stored.size;
+					continue;
+				}
+				if (!started)
+				{
+					RqPushKey(&st, tables[i]->name);
+					pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+					RqPushKey(&st, "Keys");
+					pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+					started = true;
+				}
+				pushJsonbValue(&st, WJB_ELEM, &kl[j]);
+			}
+			if (started)
+			{
+				pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+				pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+			}
+		}
+	}
+	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+
+	if (mode != DYN_CAP_NONE)
+	{
+		RqPushKey(&st, "ConsumedCapacity");
+		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+		for (i = 0; i < ntables; i++)
+			DynPushCapacityObject(&st, WJB_ELEM, mode, tables[i]->name, units[i], true);
+		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* One parsed write request. */
+typedef struct WriteOp
+{
+	DynValue   *item;			/* PutRequest, or NULL for DeleteRequest */
+	DynKey		key;
+} WriteOp;
+
+/* BatchWriteItem's put mutation. */
+static DynValue *
+batch_put(DynTable *t, const DynValue *old, void *arg)
+{
+	return (DynValue *) arg;
+}
+
+/* BatchWriteItem's delete mutation. */
+static DynValue *
+batch_delete(DynTable *t, const DynValue *old, void *arg)
+{
+	return NULL;
+}
+
+/* BatchWriteItem */
+Jsonb *
+DynBatchWriteItem(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *names;
+	JsonbValue *lists;
+	int			ntables;
+	int			i;
+	int			total = 0;
+	DynCapacityMode mode;
+	JsonbParseState *st = NULL;
+	DynTable  **tables;
+	WriteOp   **ops;
+	int		   *nops;
+	double	   *units;
+
+	RqValidate(req, batch_write_fields);
+	mode = DynCapacityModeOf(r);
+	ntables = RqObjectMembers(RqGet(r, "RequestItems"), &names, &lists);
+	tables = palloc0(sizeof(DynTable *) * ntables);
+	ops = palloc0(sizeof(WriteOp *) * ntables);
+	nops = palloc0(sizeof(int) * ntables);
+	units = palloc0(sizeof(double) * ntables);
+
+	/* validate every request before writing anything */
+	for (i = 0; i < ntables; i++)
+	{
+		JsonbValue *reqs = RqArrayElems(&lists[i], &nops[i]);
+		int			j;
+
+		total += nops[i];
+		ops[i] = palloc0(sizeof(WriteOp) * Max(1, nops[i]));
+		for (j = 0; j < nops[i]; j++)
+		{
+			JsonbValue *put = RqGetJv(&reqs[j], "PutRequest");
+			JsonbValue *del = RqGetJv(&reqs[j], "DeleteRequest");
+
+			if ((put == NULL) == (del == NULL))
+				DynValidationError("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes");
+			if (put)
+			{
+				ops[i][j].item = RqParseItem(RqGetJv(put, "Item"));
+				if (DynItemSize(ops[i][j].item) > DYN_MAX_ITEM_SIZE)
+					DynValidationError("Item size has exceeded the maximum allowed size");
+			}
+			else
+				RqParseItem(RqGetJv(del, "Key"));
+		}
+	}
+	if (total > MAX_BATCH_WRITE_ITEMS)
+		DynValidationError("Too many items requested for the BatchWriteItem call");
+	for (i = 0; i < ntables; i++)
+	{
+		JsonbValue *reqs = RqArrayElems(&lists[i], &nops[i]);
+		DynKey	   *keys = palloc(sizeof(DynKey) * Max(1, nops[i]));
+		int			j;
+
+		tables[i] = DynItemsGetTable(member_name(&names[i]));
+		for (j = 0; j < nops[i]; j++)
+		{
+			if (ops[i][j].item)
+				DynItemsKeyFromItem(tables[i], ops[i][j].item, &ops[i][j].key);
+			else
+				DynItemsParseKey(tables[i], RqGetJv(RqGetJv(&reqs[j], "DeleteRequest"), "Key"), &ops[i][j].key);
+			keys[j] = ops[i][j].key;
+		}
+		check_duplicate_keys(keys, nops[i]);
+	}
+
+	for (i = 0; i < ntables; i++)
+	{
+		int			j;
+
+		for (j = 0; j < nops[i]; j++)
+		{
+			WriteOp    *op = &ops[i][j];
+			DynWriteResult res;
+
+			if (mode == DYN_CAP_NONE && tables[i]->nindexes == 0)
+			{
+				if (op->item)
+					DynStorageUpsert(tables[i], &op->key, DynItemToJsonb(op->item),
+									 (int32) DynItemSize(op->item));
+				else
+					DynStorageDelete(tables[i], &op->key, NULL);
+				continue;
+			}
+			if (op->item)
+				DynItemsModify(tables[i], &op->key, batch_put, op->item,
+							   "Item size has exceeded the maximum allowed size", &res);
+			else
+				DynItemsModify(tables[i], &op->key, batch_delete, NULL, "", &res);
+			units[i] += DynWriteUnits(Max(res.oldsize, res.newsize));
+		}
+	}
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "UnprocessedItems");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	if (mode != DYN_CAP_NONE)
+	{
+		RqPushKey(&st, "ConsumedCapacity");
+		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+		for (i = 0; i < ntables; i++)
+			DynPushCapacityObject(&st, WJB_ELEM, mode, tables[i]->name, units[i], false);
+		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}

@@ -1,0 +1,66 @@
+/*
+ * items.h — the item write path and request helpers shared by the item
+ * operations (PutItem, GetItem, DeleteItem, UpdateItem) and batches.
+ */
+#ifndef DYNINDEX_ITEMS_H
+#define DYNINDEX_ITEMS_H
+
+#include "api/request.h"
+#include "expr/expr.h"
+#include "catalog/catalog.h"
+#include "storage/storage.h"
+
+/* The table of an item operation, or ResourceNotFoundException. */
+extern DynTable *DynItemsGetTable(const char *name);
+
+/* Key parameter (GetItem/DeleteItem/UpdateItem): validated against the schema. */
+extern void DynItemsParseKey(DynTable *t, JsonbValue *keyjv, DynKey *key);
+/* Key of a whole item (PutItem): missing/type/empty/size checks. */
+extern void DynItemsKeyFromItem(DynTable *t, DynValue *item, DynKey *key);
+
+/*
+ * Compute the new item from the current one (NULL: absent).  Return NULL to
+ * delete (or leave absent); raise to fail (e.g. ConditionalCheckFailed).
+ */
+typedef DynValue *(*DynItemMutator) (DynTable *t, const DynValue *old, void *arg);
+
+typedef struct DynWriteResult
+{
+	DynValue   *old;			/* item before, NULL if absent */
+	int32		oldsize;
+	DynValue   *new;			/* item after, NULL if absent */
+	int32		newsize;
+} DynWriteResult;
+
+/*
+ * Read the item with a row lock, compute its new state and write it, in the
+ * current transaction.  size_msg is the message for an item over 400 KB.
+ */
+extern void DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, void *arg,
+						   const char *size_msg, DynWriteResult *res);
+
+/* ProjectionExpression / AttributesToGet of a read; NULL for all attributes. */
+extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
+
+/* Raise ConditionalCheckFailedException (with the old item if asked for). */
+extern void DynItemsConditionFailed(const DynValue *old, bool return_old);
+
+/* ---- capacity ---- */
+typedef enum DynCapacityMode
+{
+	DYN_CAP_NONE,
+	DYN_CAP_TOTAL,
+	DYN_CAP_INDEXES
+} DynCapacityMode;
+
+extern DynCapacityMode DynCapacityModeOf(JsonbContainer *req);
+extern double DynReadUnits(int64 size, bool consistent);
+extern double DynWriteUnits(int64 size);
+/* Push "ConsumedCapacity": {...} for one table. */
+extern void DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode,
+									const char *table, double units, bool is_read);
+/* The ConsumedCapacity object alone (for batch lists). */
+extern void DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityMode mode,
+								  const char *table, double units, bool is_read);
+
+#endif

@@ -1,0 +1,858 @@
+/*
+ * request.c — DynamoDB's request validation (deserialization, then member
+ * constraints) and helpers to read requests and build responses.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/base64.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/numeric.h"
+
+#include "api/request.h"
+#include "common/errors.h"
+
+#define MAX_REPORTED_ERRORS 10
+
+const char *const RqReturnConsumedCapacityEnum[] = {"INDEXES", "TOTAL", "NONE", NULL};
+const char *const RqReturnItemCollectionMetricsEnum[] = {"SIZE", "NONE", NULL};
+const char *const RqReturnValuesEnum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+
+const RqField RqTableNameField = {
+	.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,
+	.minlen = 3,.maxlen = 255
+};
+const RqField RqAttrValueField = {.type = RQ_ATTRVALUE};
+
+/* ---------------------------------------------------------------- reading */
+
+/* Member of an object container, or NULL when absent or null. */
+JsonbValue *
+RqGet(JsonbContainer *obj, const char *name)
+{
+	JsonbValue	key;
+	JsonbValue *v;
+
+	if (obj == NULL || !JsonContainerIsObject(obj))
+		return NULL;
+	key.type = jbvString;
+	key.val.string.val = (char *) name;
+	key.val.string.len = strlen(name);
+	v = findJsonbValueFromContainer(obj, JB_FOBJECT, &key);
+	if (v && v->type == jbvNull)
+		return NULL;
+	return v;
+}
+
+/* Member of an object value (jbvBinary), or NULL. */
+JsonbValue *
+RqGetJv(JsonbValue *obj, const char *name)
+{
+	if (obj == NULL || obj->type != jbvBinary)
+		return NULL;
+	return RqGet(obj->val.binary.data, name);
+}
+
+/* String member, or NULL. */
+char *
+RqGetString(JsonbContainer *obj, const char *name)
+{
+	JsonbValue *v = RqGet(obj, name);
+
+	if (v == NULL || v->type != jbvString)
+		return NULL;
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* Is the string member equal to value? */
+bool
+RqStringIs(JsonbContainer *obj, const char *name, const char *value)
+{
+	JsonbValue *v = RqGet(obj, name);
+
+	return v && v->type == jbvString && v->val.string.len == (int) strlen(value) &&
+		memcmp(v->val.string.val, value, v->val.string.len) == 0;
+}
+
+/* Boolean value of a JSON value DynamoDB accepts as a Boolean. */
+static bool
+json_boolean(JsonbValue *v, bool *ok)
+{
+	*ok = true;
+	if (v->type == jbvBool)
+		return v->val.boolean;
+	if (v->type == jbvString)
+	{
+		char	   *s = pnstrdup(v->val.string.val, v->val.string.len);
+
+		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || pg_strcasecmp(s, "yes") == 0)
+			return true;
+		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || pg_strcasecmp(s, "no") == 0)
+			return false;
+	}
+	*ok = false;
+	return false;
+}
+
+/* Boolean member. */
+bool
+RqGetBool(JsonbContainer *obj, const char *name, bool dflt)
+{
+	JsonbValue *v = RqGet(obj, name);
+	bool		ok;
+	bool		b;
+
+	if (v == NULL)
+		return dflt;
+	b = json_boolean(v, &ok);
+	return ok ? b : dflt;
+}
+
+/* Integer value of a JSON number (floored, clamped to int64). */
+static int64
+json_int(JsonbValue *v)
+{
+	double		d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+													   NumericGetDatum(v->val.numeric)));
+
+	d = floor(d);
+	if (d > (double) PG_INT64_MAX)
+		return PG_INT64_MAX;
+	if (d < (double) PG_INT64_MIN)
+		return PG_INT64_MIN;
+	return (int64) d;
+}
+
+/* Integer member. */
+int64
+RqGetInt(JsonbContainer *obj, const char *name, int64 dflt)
+{
+	JsonbValue *v = RqGet(obj, name);
+
+	if (v == NULL || v->type != jbvNumeric)
+		return dflt;
+	return json_int(v);
+}
+
+/* Elements of an array value. */
+JsonbValue *
+RqArrayElems(JsonbValue *arr, int *n)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbValue *elems;
+	int			count = 0;
+
+	*n = 0;
+	if (arr == NULL || arr->type != jbvBinary || !JsonContainerIsArray(arr->val.binary.data))
+		return NULL;
+	elems = palloc(sizeof(JsonbValue) * Max(1, JsonContainerSize(arr->val.binary.data)));
+	it = JsonbIteratorInit(arr->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		if (tok == WJB_ELEM)
+			elems[count++] = v;
+	*n = count;
+	return elems;
+}
+
+/* Members of an object value; returns their number. */
+int
+RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			n = 0;
+	int			size;
+
+	*keys = NULL;
+	*values = NULL;
+	if (obj == NULL || obj->type != jbvBinary || !JsonContainerIsObject(obj->val.binary.data))
+		return 0;
+	size = Max(1, JsonContainerSize(obj->val.binary.data));
+	*keys = palloc(sizeof(JsonbValue) * size);
+	*values = palloc(sizeof(JsonbValue) * size);
+	it = JsonbIteratorInit(obj->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+			(*keys)[n] = v;
+		else if (tok == WJB_VALUE)
+			(*values)[n++] = v;
+	}
+	return n;
+}
+
+/* Parse a map of AttributeValues, raising DynamoDB's message on error. */
+DynValue *
+RqParseItem(JsonbValue *jv)
+{
+	const char *msg;
+	DynValue   *item = DynItemFromJsonb(jv, &msg);
+
+	if (item == NULL)
+		DynValidationError("%s", msg);
+	return item;
+}
+
+/* ---------------------------------------------------------------- stage 1 */
+
+/* Raise a SerializationException for a value of the wrong kind. */
+static void
+wrong_kind(JsonbValue *v, const char *javatype)
+{
+	switch (v->type)
+	{
+		case jbvBool:
+			DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
+					 v->val.boolean ? "TRUE_VALUE" : "FALSE_VALUE", javatype);
+		case jbvNumeric:
+			{
+				char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
+																	NumericGetDatum(v->val.numeric)));
+
+				DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
+						 strpbrk(s, ".eE") ? "DECIMAL_VALUE" : "NUMBER_VALUE", javatype);
+			}
+		case jbvString:
+			DynError(DYN_ERR_SERIALIZATION, "STRING_VALUE cannot be converted to %s", javatype);
+		case jbvBinary:
+			if (JsonContainerIsArray(v->val.binary.data))
+				DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type class java.lang.%s", javatype);
+			DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+		default:
+			DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+	}
+}
+
+static void check_kinds(JsonbValue *v, const RqField *f, bool in_list);
+
+/* Check an AttributeValue's JSON shape (SerializationException stage). */
+static void
+check_attrvalue_kinds(JsonbValue *v, bool in_list)
+{
+	JsonbValue *keys;
+	JsonbValue *vals;
+	int			n;
+	int			i;
+
+	check_stack_depth();
+	if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, in_list ? "Unexpected value type in payload" : "Unexpected field type");
+	if (JsonContainerIsArray(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION,
+				 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue");
+	n = RqObjectMembers(v, &keys, &vals);
+	for (i = 0; i < n; i++)
+	{
+		DynType		t;
+		JsonbValue *elems;
+		int			ne;
+		int			j;
+
+		if (vals[i].type == jbvNull ||
+			!DynTypeFromName(keys[i].val.string.val, keys[i].val.string.len, &t))
+			continue;
+		switch (t)
+		{
+			case DYN_S:
+			case DYN_N:
+				if (vals[i].type != jbvString)
+					wrong_kind(&vals[i], "String");
+				break;
+			case DYN_B:
+				break;			/* base64 is checked while parsing */
+			case DYN_BOOL:
+			case DYN_NULL:
+				{
+					bool		ok;
+
+					json_boolean(&vals[i], &ok);
+					if (!ok)
+					{
+						if (vals[i].type == jbvString)
+							DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+						wrong_kind(&vals[i], "Boolean");
+					}
+					break;
+				}
+			case DYN_SS:
+			case DYN_NS:
+			case DYN_BS:
+			case DYN_L:
+				if (vals[i].type != jbvBinary || JsonContainerIsScalar(vals[i].val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+				if (!JsonContainerIsArray(vals[i].val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+				elems = RqArrayElems(&vals[i], &ne);
+				for (j = 0; j < ne; j++)
+				{
+					if (t == DYN_L)
+						check_attrvalue_kinds(&elems[j], true);
+					else if (t != DYN_BS && elems[j].type != jbvString)
+						wrong_kind(&elems[j], "String");
+				}
+				break;
+			case DYN_M:
+				{
+					JsonbValue *mk;
+					JsonbValue *mv;
+					int			nm;
+
+					if (vals[i].type != jbvBinary || JsonContainerIsScalar(vals[i].val.binary.data))
+						DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+					if (JsonContainerIsArray(vals[i].val.binary.data))
+						DynError(DYN_ERR_SERIALIZATION,
+								 "Unrecognized collection type java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>");
+					nm = RqObjectMembers(&vals[i], &mk, &mv);
+					for (j = 0; j < nm; j++)
+						if (mv[j].type != jbvNull)
+							check_attrvalue_kinds(&mv[j], false);
+					break;
+				}
+		}
+	}
+}
+
+/* Check the members of a structure (stage 1). */
+static void
+check_struct_kinds(JsonbValue *v, const RqField *fields)
+{
+	const RqField *f;
+
+	for (f = fields; f->type != RQ_END; f++)
+	{
+		JsonbValue *m = RqGetJv(v, f->name);
+
+		if (m)
+			check_kinds(m, f, false);
+	}
+}
+
+/* Check one value's JSON kind against its field (stage 1). */
+static void
+check_kinds(JsonbValue *v, const RqField *f, bool in_list)
+{
+	check_stack_depth();
+	switch (f->type)
+	{
+		case RQ_END:
+		case RQ_ANY:
+			break;
+		case RQ_STRING:
+			if (v->type != jbvString)
+				wrong_kind(v, "String");
+			break;
+		case RQ_BOOLEAN:
+			{
+				bool		ok;
+
+				json_boolean(v, &ok);
+				if (!ok)
+				{
+					if (v->type == jbvString)
+						DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+					wrong_kind(v, "Boolean");
+				}
+				break;
+			}
+		case RQ_INTEGER:
+		case RQ_LONG:
+			if (v->type != jbvNumeric)
+				wrong_kind(v, f->type == RQ_INTEGER ? "Integer" : "Long");
+			break;
+		case RQ_LIST:
+			{
+				JsonbValue *elems;
+				int			n;
+				int			i;
+
+				if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+				if (!JsonContainerIsArray(v->val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+				elems = RqArrayElems(v, &n);
+				for (i = 0; i < n; i++)
+				{
+					if (elems[i].type == jbvNull)
+						continue;
+					check_kinds(&elems[i], f->elem, true);
+				}
+				break;
+			}
+		case RQ_MAP:
+			{
+				JsonbValue *keys;
+				JsonbValue *vals;
+				int			n;
+				int			i;
+
+				if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+				if (JsonContainerIsArray(v->val.binary.data))
+					DynError(DYN_ERR_SERIALIZATION,
+							 "Unrecognized collection type java.util.Map<java.lang.String, %s>",
+							 f->elem->type == RQ_ATTRVALUE ? "com.amazonaws.dynamodb.v20120810.AttributeValue" :
+							 f->elem->type == RQ_STRING ? "java.lang.String" :
+							 psprintf("com.amazonaws.dynamodb.v20120810.%s", f->elem->structname));
+				n = RqObjectMembers(v, &keys, &vals);
+				for (i = 0; i < n; i++)
+					if (vals[i].type != jbvNull)
+						check_kinds(&vals[i], f->elem, false);
+				break;
+			}
+		case RQ_STRUCT:
+			if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+				DynError(DYN_ERR_SERIALIZATION, in_list ? "Unexpected value type in payload" : "Unexpected field type");
+			if (JsonContainerIsArray(v->val.binary.data))
+				DynError(DYN_ERR_SERIALIZATION,
+						 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s", f->structname);
+			check_struct_kinds(v, f->fields);
+			break;
+		case RQ_ATTRVALUE:
+			check_attrvalue_kinds(v, in_list);
+			break;
+	}
+}
+
+/* ---------------------------------------------------------------- stage 2 */
+
+typedef struct ConstraintState
+{
+	int			nerrors;
+	StringInfoData msgs;
+} ConstraintState;
+
+static void render_value(StringInfo buf, JsonbValue *v, const RqField *f);
+
+/* Render an AttributeValue the way DynamoDB's messages show it. */
+static void
+render_attrvalue(StringInfo buf, JsonbValue *v)
+{
+	JsonbValue *keys;
+	JsonbValue *vals;
+	int			n = RqObjectMembers(v, &keys, &vals);
+	int			i;
+	bool		first = true;
+
+	appendStringInfoString(buf, "AttributeValue(");
+	for (i = 0; i < n; i++)
+	{
+		if (vals[i].type == jbvNull)
+			continue;
+		if (!first)
+			appendStringInfoString(buf, ", ");
+		first = false;
+		appendBinaryStringInfo(buf, keys[i].val.string.val, keys[i].val.string.len);
+		appendStringInfoChar(buf, '=');
+		render_value(buf, &vals[i], NULL);
+	}
+	appendStringInfoChar(buf, ')');
+}
+
+/* Render a value the way DynamoDB's (Java) messages show it. */
+static void
+render_value(StringInfo buf, JsonbValue *v, const RqField *f)
+{
+	check_stack_depth();
+	if (v == NULL || v->type == jbvNull)
+	{
+		appendStringInfoString(buf, "null");
+		return;
+	}
+	if (f && f->type == RQ_ATTRVALUE)
+	{
+		render_attrvalue(buf, v);
+		return;
+	}
+	switch (v->type)
+	{
+		case jbvString:
+			appendBinaryStringInfo(buf, v->val.string.val, v->val.string.len);
+			break;
+		case jbvNumeric:
+			appendStringInfoString(buf, DatumGetCString(DirectFunctionCall1(numeric_out,
+																			 NumericGetDatum(v->val.numeric))));
+			break;
+		case jbvBool:
+			appendStringInfoString(buf, v->val.boolean ? "true" : "false");
+			break;
+		case jbvBinary:
+			if (JsonContainerIsArray(v->val.binary.data))
+			{
+				JsonbValue *elems;
+				int			n;
+				int			i;
+
+				elems = RqArrayElems(v, &n);
+				appendStringInfoChar(buf, '[');
+				for (i = 0; i < n; i++)
+				{
+					if (i > 0)
+						appendStringInfoString(buf, ", ");
+					render_value(buf, &elems[i], f ? f->elem : NULL);
+				}
+				appendStringInfoChar(buf, ']');
+			}
+			else if (f && f->type == RQ_STRUCT)
+			{
+				const RqField *m;
+
+				appendStringInfo(buf, "%s(", f->structname);
+				for (m = f->fields; m->type != RQ_END; m++)
+				{
+					if (m != f->fields)
+						appendStringInfoString(buf, ", ");
+					appendStringInfo(buf, "%c%s=", pg_tolower((unsigned char) m->name[0]), m->name + 1);
+					render_value(buf, RqGetJv(v, m->name), m);
+				}
+				appendStringInfoChar(buf, ')');
+			}
+			else
+			{
+				JsonbValue *keys;
+				JsonbValue *vals;
+				int			n = RqObjectMembers(v, &keys, &vals);
+				int			i;
+
+				appendStringInfoChar(buf, '{');
+				for (i = 0; i < n; i++)
+				{
+					if (i > 0)
+						appendStringInfoString(buf, ", ");
+					appendBinaryStringInfo(buf, keys[i].val.string.val, keys[i].val.string.len);
+					appendStringInfoChar(buf, '=');
+					render_value(buf, &vals[i], f && f->type == RQ_MAP ? f->elem : NULL);
+				}
+				appendStringInfoChar(buf, '}');
+			}
+			break;
+		default:
+			appendStringInfoString(buf, "null");
+	}
+}
+
+/* Record one constraint failure. */
+static void
+constraint_error(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path,
+				 const char *msg)
+{
+	if (st->nerrors >= MAX_REPORTED_ERRORS)
+		return;
+	if (st->nerrors > 0)
+		appendStringInfoString(&st->msgs, "; ");
+	appendStringInfoString(&st->msgs, "Value ");
+	if (v == NULL)
+		appendStringInfoString(&st->msgs, "null");
+	else
+	{
+		appendStringInfoChar(&st->msgs, '\'');
+		render_value(&st->msgs, v, f);
+		appendStringInfoChar(&st->msgs, '\'');
+	}
+	appendStringInfo(&st->msgs, " at '%s' failed to satisfy constraint: %s", path, msg);
+	st->nerrors++;
+}
+
+/* Does s match [a-zA-Z0-9_.-]+ ? */
+static bool
+matches_name_pattern(const char *s, int len)
+{
+	int			i;
+
+	if (len == 0)
+		return false;
+	for (i = 0; i < len; i++)
+	{
+		char		c = s[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+			  c == '_' || c == '.' || c == '-'))
+			return false;
+	}
+	return true;
+}
+
+/* Size of a value for length constraints (characters, or members). */
+static int
+value_length(JsonbValue *v)
+{
+	if (v->type == jbvString)
+		return pg_mbstrlen_with_len(v->val.string.val, v->val.string.len);
+	if (v->type == jbvBinary)
+		return JsonContainerSize(v->val.binary.data);
+	return 0;
+}
+
+static void check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path);
+
+/* Member path as DynamoDB writes it: lower-case first letter. */
+static char *
+member_path(const char *parent, const char *name)
+{
+	char	   *lower = pstrdup(name);
+
+	lower[0] = pg_tolower((unsigned char) lower[0]);
+	if (parent == NULL || parent[0] == '\0')
+		return lower;
+	return psprintf("%s.%s", parent, lower);
+}
+
+/* Check the members of a structure (stage 2). */
+static void
+check_struct_constraints(ConstraintState *st, JsonbValue *obj, const RqField *fields, const char *parent)
+{
+	const RqField *f;
+
+	for (f = fields; f->type != RQ_END; f++)
+	{
+		JsonbValue *m = obj ? RqGetJv(obj, f->name) : NULL;
+
+		if (f->tablename)
+			continue;			/* checked up front */
+		check_constraints(st, m, f, member_path(parent, f->name));
+	}
+}
+
+/* Check one value's constraints (stage 2). */
+static void
+check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path)
+{
+	check_stack_depth();
+	if (v == NULL)
+	{
+		if (f->notnull)
+			constraint_error(st, NULL, f, path, "Member must not be null");
+		return;
+	}
+	if (f->enumvals && v->type == jbvString)
+	{
+		const char *const *e;
+		bool		found = false;
+
+		for (e = f->enumvals; *e; e++)
+			if ((int) strlen(*e) == v->val.string.len && memcmp(*e, v->val.string.val, v->val.string.len) == 0)
+				found = true;
+		if (!found)
+		{
+			StringInfoData m;
+
+			initStringInfo(&m);
+			appendStringInfoString(&m, "Member must satisfy enum value set: [");
+			for (e = f->enumvals; *e; e++)
+				appendStringInfo(&m, "%s%s", e == f->enumvals ? "" : ", ", *e);
+			appendStringInfoChar(&m, ']');
+			constraint_error(st, v, f, path, m.data);
+		}
+	}
+	if (f->namepattern && v->type == jbvString &&
+		!matches_name_pattern(v->val.string.val, v->val.string.len))
+		constraint_error(st, v, f, path, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+	if (f->minlen > 0 && value_length(v) < f->minlen)
+		constraint_error(st, v, f, path,
+						 psprintf("Member must have length greater than or equal to %d", f->minlen));
+	if (f->maxlen > 0 && value_length(v) > f->maxlen)
+		constraint_error(st, v, f, path,
+						 psprintf("Member must have length less than or equal to %d", f->maxlen));
+	if ((f->hasmin || f->hasmax) && v->type == jbvNumeric)
+	{
+		int64		i = json_int(v);
+
+		if (f->hasmin && i < f->minval)
+			constraint_error(st, v, f, path,
+							 psprintf("Member must have value greater than or equal to " INT64_FORMAT, f->minval));
+		if (f->hasmax && i > f->maxval)
+			constraint_error(st, v, f, path,
+							 psprintf("Member must have value less than or equal to " INT64_FORMAT, f->maxval));
+	}
+	if (f->type == RQ_MAP && (f->mapkeys_tablename || f->elem->minlen > 0 || f->elem->maxlen > 0))
+	{
+		JsonbValue *keys;
+		JsonbValue *vals;
+		int			n = RqObjectMembers(v, &keys, &vals);
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			int			klen = pg_mbstrlen_with_len(keys[i].val.string.val, keys[i].val.string.len);
+
+			if (f->mapkeys_tablename &&
+				(klen > 255 || klen < 3 || !matches_name_pattern(keys[i].val.string.val, keys[i].val.string.len)))
+				constraint_error(st, v, f, path,
+								 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
+								 "Member must have length greater than or equal to 3, "
+								 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]");
+			if ((f->elem->maxlen > 0 && value_length(&vals[i]) > f->elem->maxlen) ||
+				(f->elem->minlen > 0 && value_length(&vals[i]) < f->elem->minlen))
+				constraint_error(st, v, f, path,
+								 psprintf("Map value must satisfy constraint: [Member must have length less than or equal to %d, "
+										  "Member must have length greater than or equal to %d]",
+										  f->elem->maxlen, f->elem->minlen));
+		}
+	}
+	if (f->type == RQ_LIST && f->elem && f->elem->type != RQ_ATTRVALUE)
+	{
+		JsonbValue *elems;
+		int			n;
+		int			i;
+
+		elems = RqArrayElems(v, &n);
+		for (i = 0; i < n; i++)
+		{
+			char	   *p = psprintf("%s.%d.member", path, i + 1);
+
+			if (f->elem->type == RQ_STRUCT)
+				check_struct_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem->fields, p);
+			else
+				check_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem, p);
+		}
+	}
+	else if (f->type == RQ_MAP && f->elem && f->elem->type == RQ_STRUCT)
+	{
+		JsonbValue *keys;
+		JsonbValue *vals;
+		int			n = RqObjectMembers(v, &keys, &vals);
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			char	   *p = psprintf("%s.%.*s.member", path, keys[i].val.string.len, keys[i].val.string.val);
+
+			check_struct_constraints(st, vals[i].type == jbvNull ? NULL : &vals[i], f->elem->fields, p);
+		}
+	}
+	else if (f->type == RQ_STRUCT)
+		check_struct_constraints(st, v, f->fields, path);
+}
+
+/* Validate a request: required members, kinds, then constraints. */
+void
+RqValidate(Jsonb *req, const RqField *fields)
+{
+	JsonbValue	root;
+	const RqField *f;
+	ConstraintState st;
+
+	if (!JB_ROOT_IS_OBJECT(req) || JB_ROOT_IS_SCALAR(req))
+		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
+	root.type = jbvBinary;
+	root.val.binary.data = &req->root;
+	root.val.binary.len = VARSIZE(req) - VARHDRSZ;
+
+	/* "required" members and the table-name rule come first */
+	for (f = fields; f->type != RQ_END; f++)
+	{
+		JsonbValue *m = RqGetJv(&root, f->name);
+
+		if (f->required && m == NULL)
+			DynValidationError("The parameter '%s' is required but was not present in the request", f->name);
+		if (f->tablename && m && m->type == jbvString)
+		{
+			int			len = pg_mbstrlen_with_len(m->val.string.val, m->val.string.len);
+
+			if (len < 3 || len > 255)
+				DynValidationError("%s must be at least 3 characters long and at most 255 characters long",
+								   f->name);
+		}
+	}
+	check_struct_kinds(&root, fields);
+
+	st.nerrors = 0;
+	initStringInfo(&st.msgs);
+	check_struct_constraints(&st, &root, fields, "");
+	/* the table-name rule's pattern is a constraint too */
+	for (f = fields; f->type != RQ_END; f++)
+	{
+		if (f->tablename)
+		{
+			JsonbValue *m = RqGetJv(&root, f->name);
+
+			if (m && m->type == jbvString && !matches_name_pattern(m->val.string.val, m->val.string.len))
+				constraint_error(&st, m, f, member_path("", f->name),
+								 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+		}
+	}
+	if (st.nerrors > 0)
+		DynValidationError("%d validation error%s detected: %s", st.nerrors,
+						   st.nerrors > 1 ? "s" : "", st.msgs.data);
+}
+
+/* ---------------------------------------------------------------- building */
+
+/* Push an object key. */
+void
+RqPushKey(JsonbParseState **st, const char *key)
+{
+	RqPushString(st, WJB_KEY, key);
+}
+
+/* Push a string. */
+void
+RqPushString(JsonbParseState **st, JsonbIteratorToken tok, const char *s)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = strlen(s);
+	pushJsonbValue(st, tok, &v);
+}
+
+/* Push a number given as a double. */
+void
+RqPushNumeric(JsonbParseState **st, JsonbIteratorToken tok, double d)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall1(float8_numeric, Float8GetDatum(d)));
+	pushJsonbValue(st, tok, &v);
+}
+
+/* Push an integer. */
+void
+RqPushInt(JsonbParseState **st, JsonbIteratorToken tok, int64 i)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(i);
+	pushJsonbValue(st, tok, &v);
+}
+
+/* Push a boolean. */
+void
+RqPushBool(JsonbParseState **st, JsonbIteratorToken tok, bool b)
+{
+	JsonbValue	v;
+
+	v.type = jbvBool;
+	v.val.boolean = b;
+	pushJsonbValue(st, tok, &v);
+}
+
+/* Push a whole jsonb document as a value. */
+void
+RqPushJsonb(JsonbParseState **st, JsonbIteratorToken tok, Jsonb *jb)
+{
+	JsonbValue	v;
+
+	v.type = jbvBinary;
+	v.val.binary.data = &jb->root;
+	v.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+	pushJsonbValue(st, tok, &v);
+}
+
+/* An empty JSON object. */
+Jsonb *
+RqEmptyObject(void)
+{
+	JsonbParseState *st = NULL;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}

@@ -1,0 +1,97 @@
+/*
+ * request.h — request schemas and DynamoDB's two-stage request validation,
+ * plus helpers to read request members.
+ *
+ * DynamoDB (its "coral" framework) first deserializes the whole request
+ * (a member of the wrong JSON kind is a SerializationException), then checks
+ * member constraints, reporting up to ten as
+ * "N validation error(s) detected: Value '...' at 'path' failed to satisfy
+ * constraint: ...", and only then runs the operation's own checks.  Each
+ * operation declares its members once as an RqField array; RqValidate does
+ * both stages.
+ */
+#ifndef DYNINDEX_REQUEST_H
+#define DYNINDEX_REQUEST_H
+
+#include "utils/jsonb.h"
+
+#include "types/types.h"
+
+typedef enum RqType
+{
+	RQ_END = 0,					/* ends a field list */
+	RQ_STRING,
+	RQ_BOOLEAN,
+	RQ_INTEGER,
+	RQ_LONG,
+	RQ_LIST,
+	RQ_MAP,
+	RQ_STRUCT,
+	RQ_ATTRVALUE,				/* an AttributeValue (checked by types/attrval.c) */
+	RQ_ANY						/* accepted unchecked (documents we take as they are) */
+} RqType;
+
+typedef struct RqField RqField;
+
+struct RqField
+{
+	const char *name;			/* member name as in the API, e.g. "TableName" */
+	RqType		type;
+	const char *structname;		/* RQ_STRUCT: class name used in messages */
+	const RqField *fields;		/* RQ_STRUCT: members, ended by RQ_END */
+	const RqField *elem;		/* RQ_LIST / RQ_MAP: the element */
+	bool		notnull;		/* "Member must not be null" */
+	bool		required;		/* "The parameter 'X' is required but was not present in the request" */
+	bool		tablename;		/* DescribeTable-style "TableName must be at least 3 characters..." */
+	int			minlen;			/* 0: none */
+	int			maxlen;			/* 0: none */
+	bool		hasmin;
+	int64		minval;
+	bool		hasmax;
+	int64		maxval;
+	bool		namepattern;	/* must match [a-zA-Z0-9_.-]+ */
+	const char *const *enumvals;	/* NULL-terminated */
+	bool		mapkeys_tablename;	/* RQ_MAP: keys are table names */
+};
+
+/* Common member shapes. */
+extern const RqField RqTableNameField;	/* "TableName": notnull, pattern, 3..255 */
+extern const RqField RqAttrValueField;
+extern const char *const RqReturnConsumedCapacityEnum[];
+extern const char *const RqReturnItemCollectionMetricsEnum[];
+extern const char *const RqReturnValuesEnum[];
+
+/* Validate a request against its schema (both stages); raises on error. */
+extern void RqValidate(Jsonb *req, const RqField *fields);
+
+/* ---- reading members ---- */
+
+/* Member of an object container, or NULL when absent or JSON null. */
+extern JsonbValue *RqGet(JsonbContainer *obj, const char *name);
+extern JsonbValue *RqGetJv(JsonbValue *obj, const char *name);
+/* Typed readers (validated requests only). */
+extern char *RqGetString(JsonbContainer *obj, const char *name);	/* NULL if absent */
+extern bool RqGetBool(JsonbContainer *obj, const char *name, bool dflt);
+extern int64 RqGetInt(JsonbContainer *obj, const char *name, int64 dflt);
+/* Is the string member equal to value? */
+extern bool RqStringIs(JsonbContainer *obj, const char *name, const char *value);
+/* Elements of an array value (validated as an array). */
+extern JsonbValue *RqArrayElems(JsonbValue *arr, int *n);
+/* Members of an object value: keys[] and values[] (in jsonb order). */
+extern int	RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values);
+/* Container of a jsonb datum. */
+#define RqRoot(jb) (&(jb)->root)
+
+/* Parse a map of AttributeValues, raising DynamoDB's message on error. */
+extern DynValue *RqParseItem(JsonbValue *jv);
+
+/* ---- building responses ---- */
+extern void RqPushKey(JsonbParseState **st, const char *key);
+extern void RqPushString(JsonbParseState **st, JsonbIteratorToken tok, const char *s);
+extern void RqPushNumeric(JsonbParseState **st, JsonbIteratorToken tok, double d);
+extern void RqPushInt(JsonbParseState **st, JsonbIteratorToken tok, int64 i);
+extern void RqPushBool(JsonbParseState **st, JsonbIteratorToken tok, bool b);
+extern void RqPushJsonb(JsonbParseState **st, JsonbIteratorToken tok, Jsonb *jb);
+extern Jsonb *RqEmptyObject(void);
+
+#endif

@@ -1,0 +1,788 @@
+/*
+ * tables.c — CreateTable, DescribeTable, ListTables, DeleteTable.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "api/api.h"
+#include "api/request.h"
+#include "catalog/catalog.h"
+#include "common/errors.h"
+#include "storage/storage.h"
+
+#define MAX_LSIS 5
+#define MAX_GSIS 20
+
+/* ---------------------------------------------------------------- schemas */
+
+static const char *const billing_enum[] = {"PROVISIONED", "PAY_PER_REQUEST", NULL};
+static const char *const key_type_enum[] = {"HASH", "RANGE", NULL};
+static const char *const attr_type_enum[] = {"B", "N", "S", NULL};
+static const char *const projection_enum[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
+static const char *const table_class_enum[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
+static const char *const stream_view_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
+static const char *const sse_type_enum[] = {"AES256", "KMS", NULL};
+
+static const RqField string_elem = {.type = RQ_STRING};
+
+static const RqField attr_def_fields[] = {
+	{.name = "AttributeName",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 255},
+	{.name = "AttributeType",.type = RQ_STRING,.notnull = true,.enumvals = attr_type_enum},
+	{0}
+};
+static const RqField attr_def_elem = {.type = RQ_STRUCT,.structname = "AttributeDefinition",.fields = attr_def_fields};
+
+static const RqField key_elem_fields[] = {
+	{.name = "AttributeName",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 255},
+	{.name = "KeyType",.type = RQ_STRING,.notnull = true,.enumvals = key_type_enum},
+	{0}
+};
+static const RqField key_elem = {.type = RQ_STRUCT,.structname = "KeySchemaElement",.fields = key_elem_fields};
+
+static const RqField throughput_fields[] = {
+	{.name = "ReadCapacityUnits",.type = RQ_LONG,.notnull = true,.hasmin = true,.minval = 1},
+	{.name = "WriteCapacityUnits",.type = RQ_LONG,.notnull = true,.hasmin = true,.minval = 1},
+	{0}
+};
+static const RqField on_demand_fields[] = {
+	{.name = "MaxReadRequestUnits",.type = RQ_LONG},
+	{.name = "MaxWriteRequestUnits",.type = RQ_LONG},
+	{0}
+};
+static const RqField warm_fields[] = {
+	{.name = "ReadUnitsPerSecond",.type = RQ_LONG},
+	{.name = "WriteUnitsPerSecond",.type = RQ_LONG},
+	{0}
+};
+static const RqField projection_fields[] = {
+	{.name = "ProjectionType",.type = RQ_STRING,.enumvals = projection_enum},
+	{.name = "NonKeyAttributes",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 20},
+	{0}
+};
+
+static const RqField lsi_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 2},
+	{.name = "Projection",.type = RQ_STRUCT,.structname = "Projection",.fields = projection_fields,.notnull = true},
+	{0}
+};
+static const RqField lsi_elem = {.type = RQ_STRUCT,.structname = "LocalSecondaryIndex",.fields = lsi_fields};
+
+static const RqField gsi_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 8},
+	{.name = "Projection",.type = RQ_STRUCT,.structname = "Projection",.fields = projection_fields,.notnull = true},
+	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
+	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
+	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
+	{0}
+};
+static const RqField gsi_elem = {.type = RQ_STRUCT,.structname = "GlobalSecondaryIndex",.fields = gsi_fields};
+
+static const RqField stream_fields[] = {
+	{.name = "StreamEnabled",.type = RQ_BOOLEAN,.notnull = true},
+	{.name = "StreamViewType",.type = RQ_STRING,.enumvals = stream_view_enum},
+	{0}
+};
+static const RqField sse_fields[] = {
+	{.name = "Enabled",.type = RQ_BOOLEAN},
+	{.name = "SSEType",.type = RQ_STRING,.enumvals = sse_type_enum},
+	{.name = "KMSMasterKeyId",.type = RQ_STRING},
+	{0}
+};
+static const RqField tag_fields[] = {
+	{.name = "Key",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 128},
+	{.name = "Value",.type = RQ_STRING,.notnull = true,.maxlen = 256},
+	{0}
+};
+static const RqField tag_elem = {.type = RQ_STRUCT,.structname = "Tag",.fields = tag_fields};
+
+static const RqField create_table_fields[] = {
+	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem,.notnull = true},
+	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 2},
+	{.name = "LocalSecondaryIndexes",.type = RQ_LIST,.elem = &lsi_elem},
+	{.name = "GlobalSecondaryIndexes",.type = RQ_LIST,.elem = &gsi_elem},
+	{.name = "BillingMode",.type = RQ_STRING,.enumvals = billing_enum},
+	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
+	{.name = "StreamSpecification",.type = RQ_STRUCT,.structname = "StreamSpecification",.fields = stream_fields},
+	{.name = "SSESpecification",.type = RQ_STRUCT,.structname = "SSESpecification",.fields = sse_fields},
+	{.name = "Tags",.type = RQ_LIST,.elem = &tag_elem},
+	{.name = "TableClass",.type = RQ_STRING,.enumvals = table_class_enum},
+	{.name = "DeletionProtectionEnabled",.type = RQ_BOOLEAN},
+	{.name = "ResourcePolicy",.type = RQ_STRING},
+	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
+	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
+	{0}
+};
+
+static const RqField table_name_only_fields[] = {
+	{.name = "TableName",.type = RQ_STRING,.required = true,.tablename = true},
+	{0}
+};
+
+static const RqField list_tables_fields[] = {
+	{.name = "ExclusiveStartTableName",.type = RQ_STRING,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.hasmax = true,.maxval = 100},
+	{0}
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+/* Names of a KeySchema list's attributes, for messages: "[a, b]". */
+static char *
+key_names(JsonbValue *elems, int n)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (i = 0; i < n; i++)
+	{
+		char	   *an = RqGetString(elems[i].val.binary.data, "AttributeName");
+
+		appendStringInfo(&buf, "%s%s", i ? ", " : "", an ? an : "null");
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/* Is name among the attribute definitions? */
+static bool
+is_defined(JsonbValue *defs, int ndefs, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < ndefs; i++)
+	{
+		char	   *an = RqGetString(defs[i].val.binary.data, "AttributeName");
+
+		if (an && strcmp(an, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Check that every key attribute is defined. */
+static void
+check_keys_defined(JsonbValue *keys, int nkeys, JsonbValue *defs, int ndefs)
+{
+	int			i;
+
+	for (i = 0; i < nkeys; i++)
+	{
+		char	   *an = RqGetString(keys[i].val.binary.data, "AttributeName");
+
+		if (!is_defined(defs, ndefs, an))
+			DynValidationError("One or more parameter values were invalid: Some index key attributes are not defined in AttributeDefinitions. Keys: %s, AttributeDefinitions: %s",
+							   key_names(keys, nkeys), key_names(defs, ndefs));
+	}
+}
+
+/* Check a Projection member. */
+static void
+check_projection(JsonbValue *proj)
+{
+	char	   *pt = RqGetString(proj->val.binary.data, "ProjectionType");
+
+	if (pt == NULL)
+		DynValidationError("One or more parameter values were invalid: Unknown ProjectionType: null");
+	if (RqGetJv(proj, "NonKeyAttributes") && strcmp(pt, "INCLUDE") != 0)
+		DynValidationError("One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified", pt);
+}
+
+/* Check the multi-attribute KeySchema of a GSI: HASH elements, then RANGE. */
+static void
+check_gsi_key_schema(JsonbValue *keys, int n)
+{
+	int			nhash = 0;
+	int			nrange = 0;
+	int			i;
+	int			j;
+
+	for (i = 0; i < n; i++)
+	{
+		char	   *an = RqGetString(keys[i].val.binary.data, "AttributeName");
+
+		for (j = 0; j < i; j++)
+		{
+			char	   *other = RqGetString(keys[j].val.binary.data, "AttributeName");
+
+			if (strcmp(an, other) == 0)
+				DynValidationError("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+		}
+		if (RqStringIs(keys[i].val.binary.data, "KeyType", "HASH"))
+		{
+			if (nrange > 0)
+				DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+			nhash++;
+		}
+		else
+			nrange++;
+	}
+	if (nhash == 0)
+		DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+	if (nhash > DYN_MAX_KEY_ATTRS || nrange > DYN_MAX_KEY_ATTRS)
+		DynValidationError("1 validation error detected: Value '%s' at 'globalSecondaryIndexes.member.keySchema' failed to satisfy constraint: Member must have at most 4 HASH and 4 RANGE elements",
+						   key_names(keys, n));
+}
+
+/* Check the classic (one HASH, optional RANGE) KeySchema. */
+static void
+check_key_schema(JsonbValue *keys, int n)
+{
+	if (n > 1)
+	{
+		char	   *a = RqGetString(keys[0].val.binary.data, "AttributeName");
+		char	   *b = RqGetString(keys[1].val.binary.data, "AttributeName");
+
+		if (strcmp(a, b) == 0)
+			DynValidationError("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+	}
+	if (!RqStringIs(keys[0].val.binary.data, "KeyType", "HASH"))
+		DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+	if (n > 1 && !RqStringIs(keys[1].val.binary.data, "KeyType", "RANGE"))
+		DynValidationError("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type");
+}
+
+/* ---------------------------------------------------------------- describe */
+
+/* Push a jsonb member "key": <jsonb>. */
+static void
+push_member_jsonb(JsonbParseState **st, const char *key, Jsonb *jb)
+{
+	RqPushKey(st, key);
+	RqPushJsonb(st, WJB_VALUE, jb);
+}
+
+/* Push an int member. */
+static void
+push_member_int(JsonbParseState **st, const char *key, int64 v)
+{
+	RqPushKey(st, key);
+	RqPushInt(st, WJB_VALUE, v);
+}
+
+/* Push a string member. */
+static void
+push_member_string(JsonbParseState **st, const char *key, const char *v)
+{
+	RqPushKey(st, key);
+	RqPushString(st, WJB_VALUE, v);
+}
+
+/* Push ProvisionedThroughput as DescribeTable shows it. */
+static void
+push_throughput(JsonbParseState **st, int64 rcu, int64 wcu)
+{
+	RqPushKey(st, "ProvisionedThroughput");
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	push_member_int(st, "NumberOfDecreasesToday", 0);
+	push_member_int(st, "ReadCapacityUnits", rcu);
+	push_member_int(st, "WriteCapacityUnits", wcu);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* Seconds since the epoch as DynamoDB's timestamps. */
+static double
+epoch_seconds(TimestampTz ts)
+{
+	return (double) (ts - ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * -USECS_PER_SEC)) / 1e6;
+}
+
+/* Build a TableDescription. */
+static Jsonb *
+describe(DynTable *t, const char *status, bool with_stats)
+{
+	JsonbParseState *st = NULL;
+	int64		count = 0;
+	int64		bytes = 0;
+	int			pass;
+	int			i;
+	bool		provisioned = strcmp(t->billing_mode, "PROVISIONED") == 0;
+	JsonbValue *opt;
+
+	if (with_stats)
+		DynStorageStats(t->storage, &count, &bytes);
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_member_jsonb(&st, "AttributeDefinitions", t->attribute_definitions);
+	push_member_string(&st, "TableName", t->name);
+	push_member_jsonb(&st, "KeySchema", t->key_schema);
+	push_member_string(&st, "TableStatus", status);
+	RqPushKey(&st, "CreationDateTime");
+	RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
+	push_throughput(&st, provisioned ? t->read_capacity : 0, provisioned ? t->write_capacity : 0);
+	push_member_int(&st, "TableSizeBytes", bytes);
+	push_member_int(&st, "ItemCount", count);
+	push_member_string(&st, "TableArn", DynTableArn(t->name));
+	push_member_string(&st, "TableId", t->table_id);
+	if (!provisioned)
+	{
+		RqPushKey(&st, "BillingModeSummary");
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		push_member_string(&st, "BillingMode", "PAY_PER_REQUEST");
+		RqPushKey(&st, "LastUpdateToPayPerRequestDateTime");
+		RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	for (pass = 0; pass < 2; pass++)
+	{
+		bool		global = pass == 1;
+		bool		any = false;
+
+		for (i = 0; i < t->nindexes; i++)
+		{
+			DynIndex   *idx = &t->indexes[i];
+			int64		icount = 0;
+			int64		ibytes = 0;
+
+			if (idx->is_global != global)
+				continue;
+			if (!any)
+			{
+				RqPushKey(&st, global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
+				pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+				any = true;
+			}
+			if (with_stats)
+				DynStorageStats(idx->storage, &icount, &ibytes);
+			pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+			push_member_string(&st, "IndexName", idx->name);
+			push_member_jsonb(&st, "KeySchema", idx->key_schema);
+			push_member_jsonb(&st, "Projection", idx->projection_json);
+			if (global)
+			{
+				push_member_string(&st, "IndexStatus", idx->status);
+				if (idx->backfilling)
+				{
+					RqPushKey(&st, "Backfilling");
+					RqPushBool(&st, WJB_VALUE, true);
+				}
+				if (provisioned && idx->throughput)
+					push_throughput(&st, RqGetInt(&idx->throughput->root, "ReadCapacityUnits", 0),
+									RqGetInt(&idx->throughput->root, "WriteCapacityUnits", 0));
+				else
+					push_throughput(&st, 0, 0);
+			}
+			push_member_int(&st, "IndexSizeBytes", ibytes);
+			push_member_int(&st, "ItemCount", icount);
+			push_member_string(&st, "IndexArn", psprintf("%s/index/%s", DynTableArn(t->name), idx->name));
+			pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+		}
+		if (any)
+			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	}
+	opt = RqGet(&t->options->root, "StreamSpecification");
+	if (opt && RqGetBool(opt->val.binary.data, "StreamEnabled", false))
+	{
+		RqPushKey(&st, "StreamSpecification");
+		pushJsonbValue(&st, WJB_VALUE, opt);
+	}
+	opt = RqGet(&t->options->root, "TableClass");
+	if (opt)
+	{
+		RqPushKey(&st, "TableClassSummary");
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		RqPushKey(&st, "TableClass");
+		pushJsonbValue(&st, WJB_VALUE, opt);
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	RqPushKey(&st, "DeletionProtectionEnabled");
+	RqPushBool(&st, WJB_VALUE, RqGetBool(&t->options->root, "DeletionProtectionEnabled", false));
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* Wrap a description: {"<wrapper>": description}. */
+static Jsonb *
+wrap(const char *wrapper, Jsonb *desc)
+{
+	JsonbParseState *st = NULL;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_member_jsonb(&st, wrapper, desc);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* ---------------------------------------------------------------- CreateTable */
+
+/* Validate the operation-level rules of CreateTable (after the schema). */
+static void
+check_create_table(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *defs;
+	JsonbValue *keys;
+	JsonbValue *lsis;
+	JsonbValue *gsis;
+	JsonbValue *pt = RqGet(r, "ProvisionedThroughput");
+	int			ndefs;
+	int			nkeys;
+	int			nlsi = 0;
+	int			ngsi = 0;
+	int			i;
+	int			j;
+	bool		ppr = RqStringIs(r, "BillingMode", "PAY_PER_REQUEST");
+
+	defs = RqArrayElems(RqGet(r, "AttributeDefinitions"), &ndefs);
+	keys = RqArrayElems(RqGet(r, "KeySchema"), &nkeys);
+	lsis = RqArrayElems(RqGet(r, "LocalSecondaryIndexes"), &nlsi);
+	gsis = RqArrayElems(RqGet(r, "GlobalSecondaryIndexes"), &ngsi);
+
+	if (ppr)
+	{
+		if (pt)
+			DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	}
+	else
+	{
+		int64		rcu;
+		int64		wcu;
+
+		if (pt == NULL)
+			DynValidationError("One or more parameter values were invalid: ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED");
+		rcu = RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0);
+		wcu = RqGetInt(pt->val.binary.data, "WriteCapacityUnits", 0);
+		if (rcu > INT64CONST(1000000000000))
+			DynValidationError("Given value " INT64_FORMAT " for ReadCapacityUnits is out of bounds", rcu);
+		if (wcu > INT64CONST(1000000000000))
+			DynValidationError("Given value " INT64_FORMAT " for WriteCapacityUnits is out of bounds", wcu);
+	}
+
+	if (nkeys > ndefs)
+		DynValidationError("Invalid KeySchema: Some index key attribute have no definition");
+	check_keys_defined(keys, nkeys, defs, ndefs);
+	check_key_schema(keys, nkeys);
+
+	/* every definition must be used by some key */
+	for (i = 0; i < ndefs; i++)
+	{
+		char	   *an = RqGetString(defs[i].val.binary.data, "AttributeName");
+		bool		used = false;
+		int			k;
+
+		for (j = 0; j < nkeys && !used; j++)
+			used = strcmp(an, RqGetString(keys[j].val.binary.data, "AttributeName")) == 0;
+		for (k = 0; k < nlsi + ngsi && !used; k++)
+		{
+			JsonbValue *idx = k < nlsi ? &lsis[k] : &gsis[k - nlsi];
+			JsonbValue *ik;
+			int			nik;
+
+			ik = RqArrayElems(RqGetJv(idx, "KeySchema"), &nik);
+			for (j = 0; j < nik && !used; j++)
+				used = strcmp(an, RqGetString(ik[j].val.binary.data, "AttributeName")) == 0;
+		}
+		if (!used)
+		{
+			if (nlsi == 0 && ngsi == 0)
+				DynValidationError("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
+			DynValidationError("One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: %s, keys used: %s",
+							   key_names(defs, ndefs), key_names(keys, nkeys));
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(an, RqGetString(defs[j].val.binary.data, "AttributeName")) == 0)
+				DynValidationError("Cannot have two attributes with the same name");
+	}
+
+	if (RqGet(r, "LocalSecondaryIndexes"))
+	{
+		char	   *table_hash = RqGetString(keys[0].val.binary.data, "AttributeName");
+
+		if (nlsi == 0)
+			DynValidationError("One or more parameter values were invalid: List of LocalSecondaryIndexes is empty");
+		if (nkeys != 2)
+			DynValidationError("One or more parameter values were invalid: Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex");
+		for (i = 0; i < nlsi; i++)
+		{
+			char	   *name = RqGetString(lsis[i].val.binary.data, "IndexName");
+			JsonbValue *ik;
+			int			nik;
+			char	   *ihash;
+
+			ik = RqArrayElems(RqGetJv(&lsis[i], "KeySchema"), &nik);
+			check_keys_defined(ik, nik, defs, ndefs);
+			check_key_schema(ik, nik);
+			if (nik != 2)
+				DynValidationError("One or more parameter values were invalid: Index KeySchema does not have a range key for index: %s", name);
+			ihash = RqGetString(ik[0].val.binary.data, "AttributeName");
+			if (strcmp(ihash, table_hash) != 0)
+				DynValidationError("One or more parameter values were invalid: Index KeySchema does not have the same leading hash key as table KeySchema for index: %s. index hash key: %s, table hash key: %s",
+								   name, ihash, table_hash);
+			check_projection(RqGetJv(&lsis[i], "Projection"));
+			for (j = 0; j < i; j++)
+				if (strcmp(name, RqGetString(lsis[j].val.binary.data, "IndexName")) == 0)
+					DynValidationError("One or more parameter values were invalid: Duplicate index name: %s", name);
+		}
+		if (nlsi > MAX_LSIS)
+			DynValidationError("One or more parameter values were invalid: Number of LocalSecondaryIndexes exceeds per-table limit of %d", MAX_LSIS);
+	}
+	if (RqGet(r, "GlobalSecondaryIndexes"))
+	{
+		if (ngsi == 0)
+			DynValidationError("One or more parameter values were invalid: List of GlobalSecondaryIndexes is empty");
+		for (i = 0; i < ngsi; i++)
+		{
+			char	   *name = RqGetString(gsis[i].val.binary.data, "IndexName");
+			JsonbValue *ik;
+			int			nik;
+
+			ik = RqArrayElems(RqGetJv(&gsis[i], "KeySchema"), &nik);
+			check_keys_defined(ik, nik, defs, ndefs);
+			check_gsi_key_schema(ik, nik);
+			check_projection(RqGetJv(&gsis[i], "Projection"));
+			if (ppr && RqGetJv(&gsis[i], "ProvisionedThroughput"))
+				DynValidationError("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+			if (!ppr && RqGetJv(&gsis[i], "ProvisionedThroughput") == NULL)
+				DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s", name);
+			for (j = 0; j < nlsi; j++)
+				if (strcmp(name, RqGetString(lsis[j].val.binary.data, "IndexName")) == 0)
+					DynValidationError("One or more parameter values were invalid: Duplicate index name: %s", name);
+			for (j = 0; j < i; j++)
+				if (strcmp(name, RqGetString(gsis[j].val.binary.data, "IndexName")) == 0)
+					DynValidationError("One or more parameter values were invalid: Duplicate index name: %s", name);
+		}
+		if (ngsi > MAX_GSIS)
+			DynValidationError("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d", MAX_GSIS);
+	}
+}
+
+/* Copy selected request members into a new object. */
+static Jsonb *
+pick_members(Jsonb *req, const char *const *names)
+{
+	JsonbParseState *st = NULL;
+	const char *const *n;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (n = names; *n; n++)
+	{
+		JsonbValue *v = RqGet(&req->root, *n);
+
+		if (v)
+		{
+			RqPushKey(&st, *n);
+			pushJsonbValue(&st, WJB_VALUE, v);
+		}
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* Jsonb of one JSON value (a container). */
+static Jsonb *
+value_jsonb(JsonbValue *v)
+{
+	return JsonbValueToJsonb(v);
+}
+
+/* Insert one secondary index into the catalog and create its storage. */
+static void
+create_index(const char *table, int64 num, int position, bool global, JsonbValue *def)
+{
+	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, JSONBOID};
+	Datum		args[8];
+	char		nulls[8] = "        ";
+	char	   *storage = psprintf("%s.t%lld_i%d", DYN_DATA_SCHEMA, (long long) num, position);
+	JsonbValue *tp = RqGetJv(def, "ProvisionedThroughput");
+
+	args[0] = CStringGetTextDatum(table);
+	args[1] = CStringGetTextDatum(RqGetString(def->val.binary.data, "IndexName"));
+	args[2] = Int32GetDatum(position);
+	args[3] = BoolGetDatum(global);
+	args[4] = JsonbPGetDatum(value_jsonb(RqGetJv(def, "KeySchema")));
+	args[5] = JsonbPGetDatum(value_jsonb(RqGetJv(def, "Projection")));
+	args[6] = CStringGetTextDatum(storage);
+	if (tp)
+		args[7] = JsonbPGetDatum(value_jsonb(tp));
+	else
+		nulls[7] = 'n';
+	if (SPI_execute_with_args("INSERT INTO dynindex.indexes (table_name, index_name, position, is_global, "
+							  "key_schema, projection, storage, throughput) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+							  8, types, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record index");
+	/* index entries: encoded index key, base key, projected item */
+	if (SPI_execute(psprintf("CREATE TABLE %s (ipk bytea NOT NULL, isk bytea NOT NULL, pk bytea NOT NULL, "
+							 "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
+							 "PRIMARY KEY (ipk, isk, pk, sk))", storage), false, 0) < 0)
+		elog(ERROR, "could not create index storage");
+}
+
+/* CreateTable */
+Jsonb *
+DynCreateTable(Jsonb *req)
+{
+	static const char *const option_names[] = {
+		"StreamSpecification", "SSESpecification", "Tags", "TableClass",
+		"DeletionProtectionEnabled", "ResourcePolicy", "OnDemandThroughput", "WarmThroughput", NULL
+	};
+	JsonbContainer *r = &req->root;
+	char	   *name;
+	Oid			types[9] = {TEXTOID, TEXTOID, JSONBOID, JSONBOID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID};
+	Datum		args[9];
+	char		nulls[10] = "         ";
+	JsonbValue *pt;
+	int64		num;
+	bool		isnull;
+	int			ret;
+	DynTable   *t;
+	int			i;
+	int			n;
+	JsonbValue *elems;
+
+	RqValidate(req, create_table_fields);
+	check_create_table(req);
+	name = RqGetString(r, "TableName");
+
+	/* serialize CreateTable of one name; a committed twin is then visible */
+	types[0] = TEXTOID;
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT pg_advisory_xact_lock(4475213, hashtext($1))",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT ||
+		SPI_execute_with_args("SELECT 1 FROM dynindex.tables WHERE table_name = $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not check for an existing table");
+	if (SPI_processed > 0)
+		DynError(DYN_ERR_RESOURCE_IN_USE, "Table already exists: %s", name);
+
+	ret = SPI_execute("SELECT nextval('dynindex.table_num_seq')", false, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not allocate a table number");
+	num = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+
+	pt = RqGet(r, "ProvisionedThroughput");
+	args[0] = CStringGetTextDatum(name);
+	args[1] = CStringGetTextDatum(psprintf("%s.t%lld", DYN_DATA_SCHEMA, (long long) num));
+	args[2] = JsonbPGetDatum(value_jsonb(RqGet(r, "AttributeDefinitions")));
+	args[3] = JsonbPGetDatum(value_jsonb(RqGet(r, "KeySchema")));
+	args[4] = CStringGetTextDatum(RqStringIs(r, "BillingMode", "PAY_PER_REQUEST") ? "PAY_PER_REQUEST" : "PROVISIONED");
+	if (pt)
+	{
+		args[5] = Int64GetDatum(RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0));
+		args[6] = Int64GetDatum(RqGetInt(pt->val.binary.data, "WriteCapacityUnits", 0));
+	}
+	else
+		nulls[5] = nulls[6] = 'n';
+	args[7] = Int64GetDatum(num);
+	args[8] = JsonbPGetDatum(pick_members(req, option_names));
+	if (SPI_execute_with_args("INSERT INTO dynindex.tables (table_name, storage, attribute_definitions, "
+							  "key_schema, billing_mode, read_capacity, write_capacity, num, options) "
+							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+							  9, types, args, nulls, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record table");
+
+	DynStorageCreateTable(psprintf("%s.t%lld", DYN_DATA_SCHEMA, (long long) num), dynindex_table_partitions);
+	elems = RqArrayElems(RqGet(r, "LocalSecondaryIndexes"), &n);
+	for (i = 0; i < n; i++)
+		create_index(name, num, i, false, &elems[i]);
+	{
+		int			nl = n;
+
+		elems = RqArrayElems(RqGet(r, "GlobalSecondaryIndexes"), &n);
+		for (i = 0; i < n; i++)
+			create_index(name, num, nl + i, true, &elems[i]);
+	}
+
+	DynCatalogChanged();
+	CommandCounterIncrement();
+	DynCatalogRevalidate();
+	t = DynCatalogGetTable(name);
+	if (t == NULL)
+		elog(ERROR, "table \"%s\" vanished after creation", name);
+	return wrap("TableDescription", describe(t, "ACTIVE", false));
+}
+
+/* ---------------------------------------------------------------- others */
+
+/* Find a table for DescribeTable/DeleteTable or raise ResourceNotFoundException. */
+static DynTable *
+table_or_not_found(const char *name)
+{
+	DynTable   *t = DynCatalogGetTable(name);
+
+	if (t == NULL)
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+	return t;
+}
+
+/* DescribeTable */
+Jsonb *
+DynDescribeTable(Jsonb *req)
+{
+	RqValidate(req, table_name_only_fields);
+	return wrap("Table", describe(table_or_not_found(RqGetString(&req->root, "TableName")), "ACTIVE", true));
+}
+
+/* DeleteTable */
+Jsonb *
+DynDeleteTable(Jsonb *req)
+{
+	DynTable   *t;
+	Jsonb	   *desc;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	int			i;
+
+	RqValidate(req, table_name_only_fields);
+	t = table_or_not_found(RqGetString(&req->root, "TableName"));
+	if (RqGetBool(&t->options->root, "DeletionProtectionEnabled", false))
+		DynValidationError("Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
+	desc = describe(t, "DELETING", true);
+
+	/* lock the catalog row so concurrent writers of this table serialize with us */
+	args[0] = CStringGetTextDatum(t->name);
+	if (SPI_execute_with_args("DELETE FROM dynindex.tables WHERE table_name = $1", 1, types, args, NULL, false, 0)
+		!= SPI_OK_DELETE)
+		elog(ERROR, "could not delete table");
+	if (SPI_processed == 0)
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", t->name);
+	for (i = 0; i < t->nindexes; i++)
+		DynStorageDropTable(t->indexes[i].storage);
+	DynStorageDropTable(t->storage);
+	DynCatalogChanged();
+	return wrap("TableDescription", desc);
+}
+
+/* ListTables */
+Jsonb *
+DynListTables(Jsonb *req)
+{
+	JsonbParseState *st = NULL;
+	char	   *start;
+	int64		limit;
+	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		args[2];
+	char		nulls[3] = "  ";
+	uint64		i;
+	uint64		shown;
+	bool		isnull;
+
+	RqValidate(req, list_tables_fields);
+	start = RqGetString(&req->root, "ExclusiveStartTableName");
+	limit = RqGetInt(&req->root, "Limit", 100);
+	if (start)
+		args[0] = CStringGetTextDatum(start);
+	else
+		nulls[0] = 'n';
+	args[1] = Int64GetDatum(limit + 1);
+	if (SPI_execute_with_args("SELECT table_name FROM dynindex.tables WHERE $1 IS NULL OR table_name COLLATE \"C\" > $1 "
+							  "ORDER BY table_name COLLATE \"C\" LIMIT $2",
+							  2, types, args, nulls, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not list tables");
+	shown = Min(SPI_processed, (uint64) limit);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "TableNames");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < shown; i++)
+		RqPushString(&st, WJB_ELEM,
+					 TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	if (SPI_processed > shown)
+		push_member_string(&st, "LastEvaluatedTableName",
+						   TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[shown - 1],
+															 SPI_tuptable->tupdesc, 1, &isnull)));
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}

@@ -1,0 +1,324 @@
+/*
+ * catalog.c — table and index metadata, cached per backend.
+ *
+ * Entries are loaded from dynindex.tables / dynindex.indexes with SPI and
+ * kept in a hash table under CacheMemoryContext.  Every catalog change
+ * (CreateTable, DeleteTable, UpdateTable) sends a relcache invalidation for
+ * dynindex.tables; the callback only marks the cache stale, and the next
+ * request (DynCatalogRevalidate) frees it, so an entry never disappears in
+ * the middle of a request.
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "api/request.h"
+#include "catalog/catalog.h"
+#include "common/errors.h"
+
+#define TABLE_NAME_KEYSIZE 256
+
+typedef struct CacheEntry
+{
+	char		name[TABLE_NAME_KEYSIZE];
+	DynTable   *table;
+} CacheEntry;
+
+static HTAB *table_cache = NULL;
+static bool cache_stale = false;
+static Oid	catalog_relid = InvalidOid;
+
+/* Relcache callback: a change to dynindex.tables makes the cache stale. */
+static void
+catalog_inval_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == catalog_relid)
+		cache_stale = true;
+}
+
+/* Register the invalidation callback. */
+void
+DynCatalogInit(void)
+{
+	CacheRegisterRelcacheCallback(catalog_inval_callback, (Datum) 0);
+}
+
+/* Free every cached entry. */
+static void
+reset_cache(void)
+{
+	HASH_SEQ_STATUS seq;
+	CacheEntry *e;
+
+	if (table_cache == NULL)
+		return;
+	hash_seq_init(&seq, table_cache);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		int			i;
+		int			j;
+
+		for (i = 0; i < (int) lengthof(e->table->plans); i++)
+			if (e->table->plans[i])
+				SPI_freeplan(e->table->plans[i]);
+		for (j = 0; j < e->table->nindexes; j++)
+			for (i = 0; i < (int) lengthof(e->table->indexes[j].plans); i++)
+				if (e->table->indexes[j].plans[i])
+					SPI_freeplan(e->table->indexes[j].plans[i]);
+		MemoryContextDelete(e->table->cxt);
+	}
+	hash_destroy(table_cache);
+	table_cache = NULL;
+	catalog_relid = InvalidOid;
+}
+
+/* Drop stale entries; called at the start of each request. */
+void
+DynCatalogRevalidate(void)
+{
+	if (cache_stale)
+	{
+		reset_cache();
+		cache_stale = false;
+	}
+}
+
+/* Mark the catalog changed: every backend drops its cache after commit. */
+void
+DynCatalogChanged(void)
+{
+	if (!OidIsValid(catalog_relid))
+		catalog_relid = get_relname_relid("tables", get_namespace_oid("dynindex", false));
+	CacheInvalidateRelcacheByRelid(catalog_relid);
+}
+
+/* ARN of a table. */
+char *
+DynTableArn(const char *table_name)
+{
+	return psprintf("arn:aws:dynamodb:ddblocal:000000000000:table/%s", table_name);
+}
+
+/* Copy a jsonb datum into the current context. */
+static Jsonb *
+copy_jsonb(Datum d)
+{
+	Jsonb	   *jb = DatumGetJsonbP(d);
+	Jsonb	   *copy = palloc(VARSIZE(jb));
+
+	memcpy(copy, jb, VARSIZE(jb));
+	return copy;
+}
+
+/* Type of an attribute from AttributeDefinitions. */
+static DynType
+attribute_type(Jsonb *defs, const char *name)
+{
+	JsonbValue	arr;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+
+	arr.type = jbvBinary;
+	arr.val.binary.data = &defs->root;
+	arr.val.binary.len = VARSIZE(defs) - VARHDRSZ;
+	elems = RqArrayElems(&arr, &n);
+	for (i = 0; i < n; i++)
+	{
+		char	   *an = RqGetString(elems[i].val.binary.data, "AttributeName");
+		char	   *at = RqGetString(elems[i].val.binary.data, "AttributeType");
+		DynType		t;
+
+		if (an && at && strcmp(an, name) == 0 && DynTypeFromName(at, strlen(at), &t))
+			return t;
+	}
+	elog(ERROR, "attribute \"%s\" has no definition", name);
+	return DYN_S;
+}
+
+/* Fill an index's key attributes from its KeySchema. */
+static void
+load_index_keys(DynIndex *idx, Jsonb *defs)
+{
+	JsonbValue	arr;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+
+	arr.type = jbvBinary;
+	arr.val.binary.data = &idx->key_schema->root;
+	arr.val.binary.len = VARSIZE(idx->key_schema) - VARHDRSZ;
+	elems = RqArrayElems(&arr, &n);
+	idx->nhash = idx->nrange = 0;
+	for (i = 0; i < n; i++)
+	{
+		char	   *an = RqGetString(elems[i].val.binary.data, "AttributeName");
+		DynKeyAttr *k;
+
+		if (RqStringIs(elems[i].val.binary.data, "KeyType", "HASH"))
+			k = &idx->hash[idx->nhash++];
+		else
+			k = &idx->range[idx->nrange++];
+		k->name = an;
+		k->type = attribute_type(defs, an);
+	}
+}
+
+/* Fill an index's projection from its Projection document. */
+static void
+load_index_projection(DynIndex *idx)
+{
+	JsonbContainer *p = &idx->projection_json->root;
+	JsonbValue *nk;
+
+	if (RqStringIs(p, "ProjectionType", "KEYS_ONLY"))
+		idx->projection = DYN_PROJ_KEYS_ONLY;
+	else if (RqStringIs(p, "ProjectionType", "INCLUDE"))
+		idx->projection = DYN_PROJ_INCLUDE;
+	else
+		idx->projection = DYN_PROJ_ALL;
+	idx->nnonkey = 0;
+	idx->nonkey = NULL;
+	nk = RqGet(p, "NonKeyAttributes");
+	if (nk)
+	{
+		JsonbValue *elems;
+		int			n;
+		int			i;
+
+		elems = RqArrayElems(nk, &n);
+		idx->nonkey = palloc(sizeof(char *) * Max(n, 1));
+		for (i = 0; i < n; i++)
+			idx->nonkey[idx->nnonkey++] = pnstrdup(elems[i].val.string.val, elems[i].val.string.len);
+	}
+}
+
+/* Load one table (and its indexes) from the catalog into cxt. */
+static DynTable *
+load_table(const char *name)
+{
+	Oid			argtypes[1] = {TEXTOID};
+	Datum		args[1];
+	int			ret;
+	DynTable   *t;
+	MemoryContext cxt;
+	MemoryContext old;
+	HeapTuple	tup;
+	TupleDesc	desc;
+	bool		isnull;
+	uint64		i;
+
+	args[0] = CStringGetTextDatum(name);
+	ret = SPI_execute_with_args("SELECT table_name, table_id::text, num, storage, attribute_definitions, "
+								"key_schema, billing_mode, read_capacity, write_capacity, created_at, options "
+								"FROM dynindex.tables WHERE table_name = $1",
+								1, argtypes, args, NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "catalog lookup failed");
+	if (SPI_processed == 0)
+		return NULL;
+
+	cxt = AllocSetContextCreate(CacheMemoryContext, "dynindex table", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	t = palloc0(sizeof(DynTable));
+	t->cxt = cxt;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	t->name = TextDatumGetCString(SPI_getbinval(tup, desc, 1, &isnull));
+	t->table_id = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
+	t->num = DatumGetInt64(SPI_getbinval(tup, desc, 3, &isnull));
+	t->storage = TextDatumGetCString(SPI_getbinval(tup, desc, 4, &isnull));
+	t->attribute_definitions = copy_jsonb(SPI_getbinval(tup, desc, 5, &isnull));
+	t->key_schema = copy_jsonb(SPI_getbinval(tup, desc, 6, &isnull));
+	t->billing_mode = TextDatumGetCString(SPI_getbinval(tup, desc, 7, &isnull));
+	t->read_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 8, &isnull));
+	if (isnull)
+		t->read_capacity = 0;
+	t->write_capacity = DatumGetInt64(SPI_getbinval(tup, desc, 9, &isnull));
+	if (isnull)
+		t->write_capacity = 0;
+	t->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 10, &isnull));
+	t->options = copy_jsonb(SPI_getbinval(tup, desc, 11, &isnull));
+
+	/* the table's own key */
+	{
+		DynIndex	base;
+
+		base.key_schema = t->key_schema;
+		load_index_keys(&base, t->attribute_definitions);
+		t->hash = base.hash[0];
+		t->has_range = base.nrange > 0;
+		if (t->has_range)
+			t->range = base.range[0];
+	}
+	MemoryContextSwitchTo(old);
+
+	ret = SPI_execute_with_args("SELECT index_name, is_global, key_schema, projection, status, "
+								"backfilling, storage, throughput FROM dynindex.indexes "
+								"WHERE table_name = $1 ORDER BY position",
+								1, argtypes, args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "catalog lookup failed");
+	old = MemoryContextSwitchTo(cxt);
+	t->nindexes = (int) SPI_processed;
+	t->indexes = palloc0(sizeof(DynIndex) * Max(1, t->nindexes));
+	desc = SPI_tuptable->tupdesc;
+	for (i = 0; i < SPI_processed; i++)
+	{
+		DynIndex   *idx = &t->indexes[i];
+		Datum		d;
+
+		tup = SPI_tuptable->vals[i];
+		idx->name = TextDatumGetCString(SPI_getbinval(tup, desc, 1, &isnull));
+		idx->is_global = DatumGetBool(SPI_getbinval(tup, desc, 2, &isnull));
+		idx->key_schema = copy_jsonb(SPI_getbinval(tup, desc, 3, &isnull));
+		idx->projection_json = copy_jsonb(SPI_getbinval(tup, desc, 4, &isnull));
+		idx->status = TextDatumGetCString(SPI_getbinval(tup, desc, 5, &isnull));
+		idx->backfilling = DatumGetBool(SPI_getbinval(tup, desc, 6, &isnull));
+		idx->storage = TextDatumGetCString(SPI_getbinval(tup, desc, 7, &isnull));
+		d = SPI_getbinval(tup, desc, 8, &isnull);
+		idx->throughput = isnull ? NULL : copy_jsonb(d);
+		load_index_keys(idx, t->attribute_definitions);
+		load_index_projection(idx);
+	}
+	MemoryContextSwitchTo(old);
+	return t;
+}
+
+/* Find a table by name (cached); NULL if it does not exist. */
+DynTable *
+DynCatalogGetTable(const char *name)
+{
+	CacheEntry *e;
+	bool		found;
+	DynTable   *t;
+
+	if (strlen(name) >= TABLE_NAME_KEYSIZE)
+		return NULL;
+	if (table_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = TABLE_NAME_KEYSIZE;
+		ctl.entrysize = sizeof(CacheEntry);
+		ctl.hcxt = CacheMemoryContext;
+		table_cache = hash_create("dynindex tables", 64, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	if (!OidIsValid(catalog_relid))
+		catalog_relid = get_relname_relid("tables", get_namespace_oid("dynindex", false));
+
+	e = hash_search(table_cache, name, HASH_FIND, NULL);
+	if (e)
+		return e->table;
+	t = load_table(name);
+	if (t == NULL)
+		return NULL;
+	e = hash_search(table_cache, name, HASH_ENTER, &found);
+	e->table = t;
+	return t;
+}

@@ -1,0 +1,84 @@
+/*
+ * catalog.h — table and index metadata (dynindex.tables, dynindex.indexes),
+ * cached per backend and invalidated when the catalog changes.
+ */
+#ifndef DYNINDEX_CATALOG_H
+#define DYNINDEX_CATALOG_H
+
+#include "executor/spi.h"
+#include "utils/jsonb.h"
+#include "utils/timestamp.h"
+
+#include "types/types.h"
+
+#define DYN_MAX_KEY_ATTRS 4
+
+typedef struct DynKeyAttr
+{
+	char	   *name;
+	DynType		type;
+} DynKeyAttr;
+
+typedef enum DynProjectionType
+{
+	DYN_PROJ_ALL,
+	DYN_PROJ_KEYS_ONLY,
+	DYN_PROJ_INCLUDE
+} DynProjectionType;
+
+typedef struct DynIndex
+{
+	char	   *name;
+	bool		is_global;
+	int			nhash;
+	DynKeyAttr	hash[DYN_MAX_KEY_ATTRS];
+	int			nrange;
+	DynKeyAttr	range[DYN_MAX_KEY_ATTRS];
+	DynProjectionType projection;
+	int			nnonkey;
+	char	  **nonkey;			/* INCLUDE: NonKeyAttributes */
+	char	   *status;			/* ACTIVE, CREATING, ... */
+	bool		backfilling;
+	char	   *storage;		/* qualified storage table name */
+	Jsonb	   *key_schema;		/* as given */
+	Jsonb	   *projection_json;	/* as given */
+	Jsonb	   *throughput;		/* ProvisionedThroughput as given, or NULL */
+	/* cached plans (storage.c) */
+	SPIPlanPtr	plans[8];
+} DynIndex;
+
+typedef struct DynTable
+{
+	MemoryContext cxt;			/* owns this entry */
+	char	   *name;
+	char	   *table_id;		/* uuid text */
+	int64		num;			/* internal number (storage names) */
+	char	   *storage;		/* qualified storage table name */
+	DynKeyAttr	hash;
+	bool		has_range;
+	DynKeyAttr	range;
+	Jsonb	   *attribute_definitions;
+	Jsonb	   *key_schema;
+	char	   *billing_mode;
+	int64		read_capacity;
+	int64		write_capacity;
+	TimestampTz created_at;
+	Jsonb	   *options;		/* other CreateTable settings, as given */
+	int			nindexes;
+	DynIndex   *indexes;
+	/* cached plans (storage.c) */
+	SPIPlanPtr	plans[16];
+} DynTable;
+
+/* Find a table; NULL if missing. Requires SPI to be connected. */
+extern DynTable *DynCatalogGetTable(const char *name);
+/* Mark the catalog changed (sends an invalidation at commit). */
+extern void DynCatalogChanged(void);
+/* Drop stale cache entries; call at the start of each request. */
+extern void DynCatalogRevalidate(void);
+/* Register the invalidation callback (from _PG_init). */
+extern void DynCatalogInit(void);
+/* ARN of a table. */
+extern char *DynTableArn(const char *table_name);
+
+#endif

@@ -1,0 +1,101 @@
+/*
+ * errors.c — DynamoDB error types and their SQLSTATEs.
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+
+#include "common/errors.h"
+
+typedef struct DynErrorInfo
+{
+	const char *name;
+	char		sqlstate[6];
+} DynErrorInfo;
+
+/* Class YD is implementation-defined (SQL standard: classes I-Z are free). */
+static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
+	[DYN_ERR_VALIDATION] = {"ValidationException", "YD001"},
+	[DYN_ERR_RESOURCE_NOT_FOUND] = {"ResourceNotFoundException", "YD002"},
+	[DYN_ERR_RESOURCE_IN_USE] = {"ResourceInUseException", "YD003"},
+	[DYN_ERR_CONDITIONAL_CHECK_FAILED] = {"ConditionalCheckFailedException", "YD004"},
+	[DYN_ERR_TRANSACTION_CANCELED] = {"TransactionCanceledException", "YD005"},
+	[DYN_ERR_TRANSACTION_CONFLICT] = {"TransactionConflictException", "YD006"},
+	[DYN_ERR_LIMIT_EXCEEDED] = {"LimitExceededException", "YD007"},
+	[DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED] = {"ItemCollectionSizeLimitExceededException", "YD008"},
+	[DYN_ERR_PROVISIONED_THROUGHPUT_EXCEEDED] = {"ProvisionedThroughputExceededException", "YD009"},
+	[DYN_ERR_REQUEST_LIMIT_EXCEEDED] = {"RequestLimitExceeded", "YD010"},
+	[DYN_ERR_UNKNOWN_OPERATION] = {"UnknownOperationException", "YD011"},
+	[DYN_ERR_SERIALIZATION] = {"SerializationException", "YD012"},
+	[DYN_ERR_ACCESS_DENIED] = {"AccessDeniedException", "YD013"},
+	[DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH] = {"IdempotentParameterMismatchException", "YD014"},
+	[DYN_ERR_TRANSACTION_IN_PROGRESS] = {"TransactionInProgressException", "YD015"},
+	[DYN_ERR_INTERNAL_SERVER_ERROR] = {"InternalServerError", "YD500"},
+};
+
+/* DynamoDB's name of an error type. */
+const char *
+DynErrorName(DynErrorCode code)
+{
+	Assert(code >= 0 && code < DYN_ERR__COUNT);
+	return error_info[code].name;
+}
+
+static void raise_error(DynErrorCode code, const char *detail_json, const char *msg) pg_attribute_noreturn();
+
+/* Raise the error with an already formatted message. */
+static void
+raise_error(DynErrorCode code, const char *detail_json, const char *msg)
+{
+	const char *s = error_info[code].sqlstate;
+
+	ereport(ERROR,
+			(errcode(MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4])),
+			 errmsg_internal("%s: %s", error_info[code].name, msg),
+			 detail_json ? errdetail_internal("%s", detail_json) : 0));
+	pg_unreachable();
+}
+
+/* Raise a DynamoDB error. */
+void
+DynError(DynErrorCode code, const char *fmt,...)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	raise_error(code, NULL, buf.data);
+}
+
+/* Raise a DynamoDB error with extra response members in DETAIL. */
+void
+DynErrorWithDetail(DynErrorCode code, const char *detail_json, const char *fmt,...)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	for (;;)
+	{
+		va_list		args;
+		int			needed;
+
+		va_start(args, fmt);
+		needed = appendStringInfoVA(&buf, fmt, args);
+		va_end(args);
+		if (needed == 0)
+			break;
+		enlargeStringInfo(&buf, needed);
+	}
+	raise_error(code, detail_json, buf.data);
+}

@@ -1,0 +1,48 @@
+/*
+ * errors.h — DynamoDB error types raised as PostgreSQL errors.
+ *
+ * A failed request raises ERROR with message "<ErrorType>: <DynamoDB message>"
+ * and a SQLSTATE of class YD assigned per error type (docs/errors.md).  Extra
+ * response members (for example the old Item of a ConditionalCheckFailed, or a
+ * transaction's CancellationReasons) travel as a JSON object in DETAIL.
+ */
+#ifndef DYNINDEX_ERRORS_H
+#define DYNINDEX_ERRORS_H
+
+typedef enum DynErrorCode
+{
+	DYN_ERR_VALIDATION = 0,
+	DYN_ERR_RESOURCE_NOT_FOUND,
+	DYN_ERR_RESOURCE_IN_USE,
+	DYN_ERR_CONDITIONAL_CHECK_FAILED,
+	DYN_ERR_TRANSACTION_CANCELED,
+	DYN_ERR_TRANSACTION_CONFLICT,
+	DYN_ERR_LIMIT_EXCEEDED,
+	DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED,
+	DYN_ERR_PROVISIONED_THROUGHPUT_EXCEEDED,
+	DYN_ERR_REQUEST_LIMIT_EXCEEDED,
+	DYN_ERR_UNKNOWN_OPERATION,
+	DYN_ERR_SERIALIZATION,
+	DYN_ERR_ACCESS_DENIED,
+	DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH,
+	DYN_ERR_TRANSACTION_IN_PROGRESS,
+	DYN_ERR_INTERNAL_SERVER_ERROR,
+	DYN_ERR__COUNT
+} DynErrorCode;
+
+/* DynamoDB's name of an error type, e.g. "ValidationException". */
+extern const char *DynErrorName(DynErrorCode code);
+
+/* Raise a DynamoDB error; the message is printf-formatted. */
+extern void DynError(DynErrorCode code, const char *fmt,...)
+			pg_attribute_printf(2, 3) pg_attribute_noreturn();
+
+/* Raise a DynamoDB error carrying extra response members (a JSON object text). */
+extern void DynErrorWithDetail(DynErrorCode code, const char *detail_json,
+							   const char *fmt,...)
+			pg_attribute_printf(3, 4) pg_attribute_noreturn();
+
+/* Shorthand for the most common case. */
+#define DynValidationError(...) DynError(DYN_ERR_VALIDATION, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,225 @@
+/*
+ * storage.c — reading and writing items of a table's storage relation
+ * through SPI plans prepared once per table and backend.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "storage/storage.h"
+
+int			dynindex_table_partitions = 0;
+
+enum
+{
+	PLAN_GET,
+	PLAN_GET_LOCK,
+	PLAN_INSERT,
+	PLAN_UPSERT,
+	PLAN_UPDATE,
+	PLAN_DELETE
+};
+
+/* Run a utility statement. */
+static void
+exec_ddl(const char *sql)
+{
+	if (SPI_execute(sql, false, 0) < 0)
+		elog(ERROR, "could not execute \"%s\"", sql);
+}
+
+/* Create a storage relation (hash-partitioned on pk when partitions > 0). */
+void
+DynStorageCreateTable(const char *storage, int partitions)
+{
+	int			i;
+
+	exec_ddl(psprintf("CREATE TABLE %s (pk bytea NOT NULL, sk bytea NOT NULL, size int4 NOT NULL, "
+					  "item jsonb NOT NULL, PRIMARY KEY (pk, sk))%s",
+					  storage, partitions > 0 ? " PARTITION BY HASH (pk)" : ""));
+	for (i = 0; i < partitions; i++)
+		exec_ddl(psprintf("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES WITH (MODULUS %d, REMAINDER %d)",
+						  storage, i, storage, partitions, i));
+}
+
+/* Drop a storage relation. */
+void
+DynStorageDropTable(const char *storage)
+{
+	exec_ddl(psprintf("DROP TABLE IF EXISTS %s", storage));
+}
+
+/* A bytea holding the encoding of one key value. */
+bytea *
+DynEncodeKeyBytes(const DynValue *v, bool terminated)
+{
+	StringInfoData buf;
+	bytea	   *b;
+
+	initStringInfo(&buf);
+	if (v)
+		DynKeyEncode(&buf, v, terminated);
+	b = palloc(VARHDRSZ + buf.len);
+	SET_VARSIZE(b, VARHDRSZ + buf.len);
+	memcpy(VARDATA(b), buf.data, buf.len);
+	pfree(buf.data);
+	return b;
+}
+
+/* Encode a table key. */
+void
+DynKeyMake(DynTable *t, DynValue *hash, DynValue *range, DynKey *key)
+{
+	key->hash = hash;
+	key->range = range;
+	key->pk = DynEncodeKeyBytes(hash, false);
+	key->sk = DynEncodeKeyBytes(t->has_range ? range : NULL, false);
+}
+
+/* The table's prepared plan number which, preparing it on first use. */
+static SPIPlanPtr
+get_plan(DynTable *t, int which)
+{
+	static Oid	types_key[2] = {BYTEAOID, BYTEAOID};
+	static Oid	types_row[4] = {BYTEAOID, BYTEAOID, INT4OID, JSONBOID};
+	const char *sql;
+	SPIPlanPtr	plan;
+	int			nargs = 2;
+	Oid		   *types = types_key;
+
+	if (t->plans[which])
+		return t->plans[which];
+	switch (which)
+	{
+		case PLAN_GET:
+			sql = psprintf("SELECT item, size FROM %s WHERE pk = $1 AND sk = $2", t->storage);
+			break;
+		case PLAN_GET_LOCK:
+			sql = psprintf("SELECT item, size FROM %s WHERE pk = $1 AND sk = $2 FOR UPDATE", t->storage);
+			break;
+		case PLAN_INSERT:
+			sql = psprintf("INSERT INTO %s (pk, sk, size, item) VALUES ($1, $2, $3, $4) "
+						   "ON CONFLICT (pk, sk) DO NOTHING", t->storage);
+			nargs = 4;
+			types = types_row;
+			break;
+		case PLAN_UPSERT:
+			sql = psprintf("INSERT INTO %s (pk, sk, size, item) VALUES ($1, $2, $3, $4) "
+						   "ON CONFLICT (pk, sk) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
+						   t->storage);
+			nargs = 4;
+			types = types_row;
+			break;
+		case PLAN_UPDATE:
+			sql = psprintf("UPDATE %s SET size = $3, item = $4 WHERE pk = $1 AND sk = $2", t->storage);
+			nargs = 4;
+			types = types_row;
+			break;
+		case PLAN_DELETE:
+			sql = psprintf("DELETE FROM %s WHERE pk = $1 AND sk = $2 RETURNING item, size", t->storage);
+			break;
+		default:
+			elog(ERROR, "unknown storage plan %d", which);
+	}
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep plan");
+	t->plans[which] = plan;
+	return plan;
+}
+
+/* Read the first result row's item and size. */
+static void
+read_row(DynStoredItem *out)
+{
+	bool		isnull;
+	HeapTuple	tup = SPI_tuptable->vals[0];
+	TupleDesc	desc = SPI_tuptable->tupdesc;
+
+	out->item = DatumGetJsonbP(SPI_getbinval(tup, desc, 1, &isnull));
+	out->size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+}
+
+/* Read an item. */
+bool
+DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
+{
+	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
+	int			ret;
+
+	ret = SPI_execute_plan(get_plan(t, lock ? PLAN_GET_LOCK : PLAN_GET), args, NULL, !lock, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	read_row(out);
+	return true;
+}
+
+/* Run a row-writing plan; returns rows processed. */
+static uint64
+write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size)
+{
+	Datum		args[4] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk),
+	Int32GetDatum(size), JsonbPGetDatum(item)};
+	int			ret = SPI_execute_plan(get_plan(t, which), args, NULL, false, 0);
+
+	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
+		elog(ERROR, "item write failed: %s", SPI_result_code_string(ret));
+	return SPI_processed;
+}
+
+/* Insert unless a row with the key exists. */
+bool
+DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
+{
+	return write_row(t, PLAN_INSERT, key, item, size) == 1;
+}
+
+/* Insert or replace. */
+void
+DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
+{
+	write_row(t, PLAN_UPSERT, key, item, size);
+}
+
+/* Replace an existing row. */
+void
+DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
+{
+	write_row(t, PLAN_UPDATE, key, item, size);
+}
+
+/* Delete a row, returning it. */
+bool
+DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old)
+{
+	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
+	int			ret = SPI_execute_plan(get_plan(t, PLAN_DELETE), args, NULL, false, 0);
+
+	if (ret != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "item delete failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	if (old)
+		read_row(old);
+	return true;
+}
+
+/* Exact item count and total DynamoDB size of a storage relation. */
+void
+DynStorageStats(const char *storage, int64 *count, int64 *bytes)
+{
+	bool		isnull;
+	int			ret = SPI_execute(psprintf("SELECT count(*), coalesce(sum(size), 0)::int8 FROM %s", storage),
+								  true, 0);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not count items");
+	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*bytes = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+}

@@ -1,0 +1,53 @@
+/*
+ * storage.h — item storage: each DynamoDB table is a PostgreSQL table
+ * (pk bytea, sk bytea, size int4, item jsonb, PRIMARY KEY (pk, sk)) whose
+ * key columns hold the order-preserving key encodings (types/keyenc.c).
+ */
+#ifndef DYNINDEX_STORAGE_H
+#define DYNINDEX_STORAGE_H
+
+#include "catalog/catalog.h"
+
+/* An item's primary key: the values and their encodings. */
+typedef struct DynKey
+{
+	DynValue   *hash;
+	DynValue   *range;			/* NULL for a hash-only table */
+	bytea	   *pk;
+	bytea	   *sk;				/* empty for a hash-only table */
+} DynKey;
+
+/* A stored item as read. */
+typedef struct DynStoredItem
+{
+	Jsonb	   *item;
+	int32		size;			/* DynamoDB size of the item */
+} DynStoredItem;
+
+/* Name of the schema that holds storage tables. */
+#define DYN_DATA_SCHEMA "dynindex_data"
+
+extern int	dynindex_table_partitions;	/* GUC: hash partitions per new table */
+
+/* DDL */
+extern void DynStorageCreateTable(const char *storage, int partitions);
+extern void DynStorageDropTable(const char *storage);
+
+/* Encode key values into a DynKey. */
+extern void DynKeyMake(DynTable *t, DynValue *hash, DynValue *range, DynKey *key);
+extern bytea *DynEncodeKeyBytes(const DynValue *v, bool terminated);
+
+/* Read an item; lock = FOR UPDATE.  False if absent. */
+extern bool DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out);
+/* Insert unless present; false if a row with the key exists. */
+extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Insert or replace. */
+extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Replace an existing row. */
+extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Delete; returns the old row when there was one. */
+extern bool DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old);
+/* Item count and total size (exact). */
+extern void DynStorageStats(const char *storage, int64 *count, int64 *bytes);
+
+#endif

@@ -1,0 +1,892 @@
+/*
+ * attrval.c — DynamoDB's typed JSON <-> DynValue, with DynamoDB's validation,
+ * size arithmetic, comparison and map helpers.
+ */
+#include "postgres.h"
+
+#include "common/base64.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "common/errors.h"
+#include "types/types.h"
+
+static DynValue *parse_value(JsonbValue *jv, int depth, bool trusted, const char **errmsg);
+
+/* Raise DynamoDB's SerializationException for a JSON value of the wrong kind. */
+static void
+serialization_error_for(JsonbValue *jv, const char *target)
+{
+	switch (jv->type)
+	{
+		case jbvBool:
+			DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
+					 jv->val.boolean ? "TRUE_VALUE" : "FALSE_VALUE", target);
+		case jbvNumeric:
+			{
+				char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
+																	NumericGetDatum(jv->val.numeric)));
+
+				DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
+						 strpbrk(s, ".eE") ? "DECIMAL_VALUE" : "NUMBER_VALUE", target);
+			}
+		case jbvString:
+			DynError(DYN_ERR_SERIALIZATION, "STRING_VALUE cannot be converted to %s", target);
+		case jbvBinary:
+			if (JsonContainerIsArray(jv->val.binary.data))
+				DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type class java.lang.%s", target);
+			DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+		default:
+			DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+	}
+}
+
+/* Is a jsonb value an object container? */
+static inline bool
+is_object(JsonbValue *jv)
+{
+	return jv->type == jbvBinary && JsonContainerIsObject(jv->val.binary.data);
+}
+
+/* Is a jsonb value an array container? */
+static inline bool
+is_array(JsonbValue *jv)
+{
+	return jv->type == jbvBinary && JsonContainerIsArray(jv->val.binary.data) &&
+		!JsonContainerIsScalar(jv->val.binary.data);
+}
+
+/* Decode DynamoDB base64 (strict: length multiple of 4, canonical padding). */
+static void
+decode_base64(const char *s, int len, const char **out, int *outlen)
+{
+	char	   *buf;
+	int			n;
+
+	if (len % 4 != 0)
+		DynError(DYN_ERR_SERIALIZATION,
+				 "Base64 encoded length is expected a multiple of 4 bytes but found: %d", len);
+	buf = palloc(pg_b64_dec_len(len) + 1);
+	n = pg_b64_decode(s, len, buf, pg_b64_dec_len(len));
+	if (n < 0)
+		DynError(DYN_ERR_SERIALIZATION, "Invalid last non-pad Base64 character dectected");
+	/* reject non-zero trailing bits: re-encoding must give the input back */
+	if (len > 0)
+	{
+		char	   *re = palloc(pg_b64_enc_len(n) + 1);
+		int			m = pg_b64_encode(buf, n, re, pg_b64_enc_len(n));
+
+		if (m != len || memcmp(re, s, len) != 0)
+			DynError(DYN_ERR_SERIALIZATION, "Invalid last non-pad Base64 character dectected");
+		pfree(re);
+	}
+	*out = buf;
+	*outlen = n;
+}
+
+/* Extract a JSON string for a String-typed member. */
+static void
+expect_string(JsonbValue *jv, const char **s, int *len)
+{
+	if (jv->type != jbvString)
+		serialization_error_for(jv, "String");
+	*s = jv->val.string.val;
+	*len = jv->val.string.len;
+}
+
+/* Extract a Blob member (base64 string) as raw bytes. */
+static void
+expect_blob(JsonbValue *jv, const char **s, int *len)
+{
+	if (jv->type == jbvBool || jv->type == jbvNumeric)
+		DynError(DYN_ERR_SERIALIZATION, "only base-64-encoded strings are convertible to bytes");
+	if (jv->type == jbvBinary)
+	{
+		if (JsonContainerIsArray(jv->val.binary.data))
+			DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type class java.nio.ByteBuffer");
+		DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+	}
+	if (jv->type != jbvString)
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+	decode_base64(jv->val.string.val, jv->val.string.len, s, len);
+}
+
+/* Extract a Boolean member (DynamoDB also takes "true"/"1"/"yes" strings). */
+static bool
+expect_boolean(JsonbValue *jv)
+{
+	if (jv->type == jbvBool)
+		return jv->val.boolean;
+	if (jv->type == jbvString)
+	{
+		char	   *s = pnstrdup(jv->val.string.val, jv->val.string.len);
+
+		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || pg_strcasecmp(s, "yes") == 0)
+			return true;
+		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || pg_strcasecmp(s, "no") == 0)
+			return false;
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+	}
+	serialization_error_for(jv, "Boolean");
+	return false;
+}
+
+/* Iterate the elements of a JSON array member of a set or list. */
+static JsonbValue *
+array_elements(JsonbValue *jv, int *count)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbValue *elems;
+	int			n = 0;
+
+	if (!is_array(jv))
+	{
+		if (jv->type == jbvBinary)
+			DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+	}
+	elems = palloc(sizeof(JsonbValue) * Max(1, JsonContainerSize(jv->val.binary.data)));
+	it = JsonbIteratorInit(jv->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_ELEM)
+			elems[n++] = v;
+	}
+	*count = n;
+	return elems;
+}
+
+/* Set element comparison for duplicate detection (qsort). */
+static int
+set_elem_cmp(const void *a, const void *b)
+{
+	const DynValue *x = (const DynValue *) a;
+	const DynValue *y = (const DynValue *) b;
+
+	return DynScalarCompare(x, y);
+}
+
+/* Make DynamoDB's duplicate message for a set. */
+static const char *
+duplicates_message(DynType t, JsonbValue *elems, int n)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "One or more parameter values were invalid: Input collection [");
+	for (i = 0; i < n; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&buf, ", ");
+		if (elems[i].type == jbvString)
+			appendBinaryStringInfo(&buf, elems[i].val.string.val, elems[i].val.string.len);
+	}
+	appendStringInfoString(&buf, t == DYN_BS ? "]of type BS contains duplicates." : "] contains duplicates.");
+	return buf.data;
+}
+
+/* Parse a set (SS, NS, BS). */
+static DynValue *
+parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
+{
+	int			n;
+	int			i;
+	JsonbValue *elems = array_elements(member, &n);
+	DynValue   *result = palloc(sizeof(DynValue));
+	DynValue   *vals = palloc(sizeof(DynValue) * Max(n, 1));
+
+	result->type = t;
+	result->n = n;
+	result->u.elems = vals;
+	for (i = 0; i < n; i++)
+	{
+		const char *s;
+		int			len;
+
+		vals[i].n = 0;
+		if (t == DYN_BS)
+		{
+			expect_blob(&elems[i], &s, &len);
+			vals[i].type = DYN_B;
+		}
+		else
+		{
+			expect_string(&elems[i], &s, &len);
+			vals[i].type = t == DYN_SS ? DYN_S : DYN_N;
+			if (t == DYN_NS && !trusted)
+			{
+				char	   *canon;
+				const char *msg = DynNumberCanonicalize(s, len, &canon);
+
+				if (msg)
+				{
+					*errmsg = msg;
+					return NULL;
+				}
+				s = canon;
+				len = strlen(canon);
+			}
+		}
+		vals[i].u.str.data = s;
+		vals[i].u.str.len = len;
+	}
+	if (n == 0)
+	{
+		*errmsg = t == DYN_SS ? "One or more parameter values were invalid: An string set  may not be empty" :
+			t == DYN_NS ? "One or more parameter values were invalid: An number set  may not be empty" :
+			"One or more parameter values were invalid: An binary set  may not be empty";
+		return NULL;
+	}
+	if (!trusted && n > 1)
+	{
+		DynValue   *sorted = palloc(sizeof(DynValue) * n);
+
+		memcpy(sorted, vals, sizeof(DynValue) * n);
+		qsort(sorted, n, sizeof(DynValue), set_elem_cmp);
+		for (i = 1; i < n; i++)
+		{
+			if (DynScalarCompare(&sorted[i - 1], &sorted[i]) == 0)
+			{
+				*errmsg = duplicates_message(t, elems, n);
+				return NULL;
+			}
+		}
+		pfree(sorted);
+	}
+	return result;
+}
+
+/* Parse a map of name -> AttributeValue (M, or a whole item). */
+static DynValue *
+parse_map(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	DynValue   *map;
+	const char *name = NULL;
+	int			namelen = 0;
+
+	if (!is_object(jv))
+	{
+		if (is_array(jv))
+			DynError(DYN_ERR_SERIALIZATION,
+					 "Unrecognized collection type java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>");
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+	}
+	map = DynMakeMap(JsonContainerSize(jv->val.binary.data));
+	it = JsonbIteratorInit(jv->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY)
+		{
+			name = v.val.string.val;
+			namelen = v.val.string.len;
+		}
+		else if (tok == WJB_VALUE)
+		{
+			DynValue   *child;
+
+			if (v.type == jbvNull)
+				continue;
+			child = parse_value(&v, depth + 1, trusted, errmsg);
+			if (child == NULL)
+				return NULL;
+			DynMapAppend(map, name, namelen, child);
+		}
+	}
+	return map;
+}
+
+/* Parse a list (L). */
+static DynValue *
+parse_list(JsonbValue *member, int depth, bool trusted, const char **errmsg)
+{
+	int			n;
+	int			i;
+	JsonbValue *elems = array_elements(member, &n);
+	DynValue   *result = palloc(sizeof(DynValue));
+
+	result->type = DYN_L;
+	result->n = n;
+	result->u.elems = palloc(sizeof(DynValue) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		DynValue   *child;
+
+		if (elems[i].type == jbvNull)
+			DynError(DYN_ERR_SERIALIZATION, "Unexpected value type in payload");
+		child = parse_value(&elems[i], depth + 1, trusted, errmsg);
+		if (child == NULL)
+			return NULL;
+		result->u.elems[i] = *child;
+	}
+	return result;
+}
+
+/*
+ * Parse one AttributeValue object.  depth is the nesting level of this value
+ * (a top-level attribute is 1).
+ */
+static DynValue *
+parse_value(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
+{
+	JsonbIterator *it;
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	DynValue   *result = NULL;
+	int			ntypes = 0;
+
+	check_stack_depth();
+	if (!is_object(jv))
+	{
+		if (is_array(jv))
+			DynError(DYN_ERR_SERIALIZATION,
+					 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue");
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected value type in payload");
+	}
+	if (depth > DYN_MAX_NESTING)
+	{
+		*errmsg = "Nesting Levels have exceeded supported limits: Attributes in the item have nested levels beyond supported limit";
+		return NULL;
+	}
+
+	it = JsonbIteratorInit(jv->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) != WJB_DONE)
+	{
+		DynType		t;
+		DynValue   *val = NULL;
+
+		if (tok != WJB_KEY)
+			continue;
+		tok = JsonbIteratorNext(&it, &v, true);
+		Assert(tok == WJB_VALUE);
+		if (v.type == jbvNull)
+			continue;			/* a null member is absent */
+		if (!DynTypeFromName(k.val.string.val, k.val.string.len, &t))
+			continue;			/* unknown members are ignored, as DynamoDB does */
+
+		switch (t)
+		{
+			case DYN_S:
+			case DYN_N:
+				{
+					const char *s;
+					int			len;
+
+					expect_string(&v, &s, &len);
+					if (t == DYN_N && !trusted)
+					{
+						char	   *canon;
+						const char *msg = DynNumberCanonicalize(s, len, &canon);
+
+						if (msg)
+						{
+							*errmsg = msg;
+							return NULL;
+						}
+						s = canon;
+						len = strlen(canon);
+					}
+					val = DynMakeString(t, s, len);
+					break;
+				}
+			case DYN_B:
+				{
+					const char *s;
+					int			len;
+
+					expect_blob(&v, &s, &len);
+					val = DynMakeString(t, s, len);
+					break;
+				}
+			case DYN_BOOL:
+			case DYN_NULL:
+				{
+					bool		b = expect_boolean(&v);
+
+					if (t == DYN_NULL && !b)
+					{
+						*errmsg = "One or more parameter values were invalid: Null attribute value types must have the value of true";
+						return NULL;
+					}
+					val = palloc(sizeof(DynValue));
+					val->type = t;
+					val->n = 0;
+					val->u.boolean = b;
+					break;
+				}
+			case DYN_SS:
+			case DYN_NS:
+			case DYN_BS:
+				val = parse_set(t, &v, trusted, errmsg);
+				break;
+			case DYN_L:
+				val = parse_list(&v, depth, trusted, errmsg);
+				break;
+			case DYN_M:
+				val = parse_map(&v, depth, trusted, errmsg);
+				break;
+		}
+		if (val == NULL)
+			return NULL;
+		result = val;
+		ntypes++;
+	}
+	if (ntypes == 0)
+	{
+		*errmsg = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes";
+		return NULL;
+	}
+	if (ntypes > 1)
+	{
+		*errmsg = "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes";
+		return NULL;
+	}
+	return result;
+}
+
+/* Parse and validate one AttributeValue. */
+DynValue *
+DynValueFromJsonb(JsonbValue *jv, const char **errmsg)
+{
+	*errmsg = NULL;
+	return parse_value(jv, 1, false, errmsg);
+}
+
+/* Parse and validate a map of name -> AttributeValue. */
+DynValue *
+DynItemFromJsonb(JsonbValue *jv, const char **errmsg)
+{
+	*errmsg = NULL;
+	return parse_map(jv, 0, false, errmsg);
+}
+
+/* Parse a stored (already validated and canonical) item. */
+DynValue *
+DynItemFromStored(Jsonb *jb)
+{
+	JsonbValue	jv;
+	const char *errmsg = NULL;
+	DynValue   *item;
+
+	jv.type = jbvBinary;
+	jv.val.binary.data = &jb->root;
+	jv.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+	item = parse_map(&jv, 0, true, &errmsg);
+	if (item == NULL)
+		elog(ERROR, "stored item is invalid: %s", errmsg ? errmsg : "?");
+	return item;
+}
+
+/* ---------------------------------------------------------------- output */
+
+/* Push a jsonb string. */
+static void
+push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len)
+{
+	JsonbValue	v;
+
+	v.type = jbvString;
+	v.val.string.val = (char *) s;
+	v.val.string.len = len;
+	pushJsonbValue(state, tok, &v);
+}
+
+/* Push raw bytes as base64 text. */
+static void
+push_base64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len)
+{
+	char	   *buf = palloc(pg_b64_enc_len(len) + 1);
+	int			n = pg_b64_encode(data, len, buf, pg_b64_enc_len(len));
+
+	push_string(state, tok, buf, n);
+}
+
+/* Push the members of a map as a jsonb object. */
+static void
+push_map_members(JsonbParseState **state, const DynValue *map)
+{
+	int			i;
+
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < map->n; i++)
+	{
+		push_string(state, WJB_KEY, map->u.attrs[i].name, map->u.attrs[i].namelen);
+		DynValuePushJsonb(state, map->u.attrs[i].value);
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* Append an AttributeValue (as a jsonb value in object or array context). */
+void
+DynValuePushJsonb(JsonbParseState **state, const DynValue *v)
+{
+	JsonbValue	jv;
+	int			i;
+
+	check_stack_depth();
+	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
+	push_string(state, WJB_KEY, DynTypeName(v->type), strlen(DynTypeName(v->type)));
+	switch (v->type)
+	{
+		case DYN_S:
+		case DYN_N:
+			push_string(state, WJB_VALUE, v->u.str.data, v->u.str.len);
+			break;
+		case DYN_B:
+			push_base64(state, WJB_VALUE, v->u.str.data, v->u.str.len);
+			break;
+		case DYN_BOOL:
+		case DYN_NULL:
+			jv.type = jbvBool;
+			jv.val.boolean = v->u.boolean;
+			pushJsonbValue(state, WJB_VALUE, &jv);
+			break;
+		case DYN_SS:
+		case DYN_NS:
+		case DYN_BS:
+			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			for (i = 0; i < v->n; i++)
+			{
+				if (v->type == DYN_BS)
+					push_base64(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
+				else
+					push_string(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
+			}
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			break;
+		case DYN_L:
+			pushJsonbValue(state, WJB_BEGIN_ARRAY, NULL);
+			for (i = 0; i < v->n; i++)
+				DynValuePushJsonb(state, &v->u.elems[i]);
+			pushJsonbValue(state, WJB_END_ARRAY, NULL);
+			break;
+		case DYN_M:
+			push_map_members(state, v);
+			break;
+	}
+	pushJsonbValue(state, WJB_END_OBJECT, NULL);
+}
+
+/* Build a JsonbValue tree of an item. */
+JsonbValue *
+DynItemToJsonbValue(const DynValue *item)
+{
+	JsonbParseState *state = NULL;
+	int			i;
+
+	Assert(item->type == DYN_M);
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < item->n; i++)
+	{
+		push_string(&state, WJB_KEY, item->u.attrs[i].name, item->u.attrs[i].namelen);
+		DynValuePushJsonb(&state, item->u.attrs[i].value);
+	}
+	return pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+}
+
+/* Build a jsonb of an item. */
+Jsonb *
+DynItemToJsonb(const DynValue *item)
+{
+	return JsonbValueToJsonb(DynItemToJsonbValue(item));
+}
+
+/* Render a value as DynamoDB shows it in messages. */
+void
+DynValueAppendForMessage(StringInfo buf, const DynValue *v)
+{
+	int			i;
+
+	switch (v->type)
+	{
+		case DYN_S:
+		case DYN_N:
+			appendStringInfo(buf, "{%s:%.*s}", DynTypeName(v->type), v->u.str.len, v->u.str.data);
+			break;
+		case DYN_B:
+			{
+				char	   *b = palloc(pg_b64_enc_len(v->u.str.len) + 1);
+				int			n = pg_b64_encode(v->u.str.data, v->u.str.len, b, pg_b64_enc_len(v->u.str.len));
+
+				appendStringInfo(buf, "{B:%.*s}", n, b);
+				break;
+			}
+		case DYN_BOOL:
+			appendStringInfo(buf, "{BOOL:%s}", v->u.boolean ? "true" : "false");
+			break;
+		case DYN_NULL:
+			appendStringInfoString(buf, "{NULL:true}");
+			break;
+		case DYN_SS:
+		case DYN_NS:
+		case DYN_BS:
+		case DYN_L:
+			appendStringInfo(buf, "{%s:[", DynTypeName(v->type));
+			for (i = 0; i < v->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoString(buf, ", ");
+				if (v->type == DYN_L)
+					DynValueAppendForMessage(buf, &v->u.elems[i]);
+				else
+					appendBinaryStringInfo(buf, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
+			}
+			appendStringInfoString(buf, "]}");
+			break;
+		case DYN_M:
+			appendStringInfoString(buf, "{M:{");
+			for (i = 0; i < v->n; i++)
+			{
+				if (i > 0)
+					appendStringInfoString(buf, ", ");
+				appendBinaryStringInfo(buf, v->u.attrs[i].name, v->u.attrs[i].namelen);
+				appendStringInfoChar(buf, '=');
+				DynValueAppendForMessage(buf, v->u.attrs[i].value);
+			}
+			appendStringInfoString(buf, "}}");
+			break;
+	}
+}
+
+/* ---------------------------------------------------------------- maps */
+
+/* An empty map with room for capacity members. */
+DynValue *
+DynMakeMap(int capacity)
+{
+	DynValue   *m = palloc(sizeof(DynValue));
+
+	m->type = DYN_M;
+	m->n = 0;
+	m->cap = Max(capacity, 4);
+	m->u.attrs = palloc(sizeof(DynAttr) * m->cap);
+	return m;
+}
+
+/* Append a member without checking for duplicates. */
+void
+DynMapAppend(DynValue *map, const char *name, int namelen, DynValue *value)
+{
+	Assert(map->type == DYN_M);
+	if (map->n >= map->cap)
+	{
+		map->cap = map->cap * 2;
+		map->u.attrs = repalloc(map->u.attrs, sizeof(DynAttr) * map->cap);
+	}
+	map->u.attrs[map->n].name = name;
+	map->u.attrs[map->n].namelen = namelen;
+	map->u.attrs[map->n].value = value;
+	map->n++;
+}
+
+/* Look a member up. */
+DynValue *
+DynMapGet(const DynValue *map, const char *name, int namelen)
+{
+	int			i;
+
+	Assert(map->type == DYN_M);
+	for (i = 0; i < map->n; i++)
+	{
+		if (map->u.attrs[i].namelen == namelen &&
+			memcmp(map->u.attrs[i].name, name, namelen) == 0)
+			return map->u.attrs[i].value;
+	}
+	return NULL;
+}
+
+/* Look a member up by a NUL-terminated name. */
+DynValue *
+DynMapGetStr(const DynValue *map, const char *name)
+{
+	return DynMapGet(map, name, strlen(name));
+}
+
+/* A copy of map with one member set (value NULL: removed). */
+DynValue *
+DynMapSet(const DynValue *map, const char *name, int namelen, DynValue *value)
+{
+	DynValue   *res = DynMakeMap(map->n + 1);
+	bool		done = false;
+	int			i;
+
+	for (i = 0; i < map->n; i++)
+	{
+		const DynAttr *a = &map->u.attrs[i];
+
+		if (a->namelen == namelen && memcmp(a->name, name, namelen) == 0)
+		{
+			if (value)
+				DynMapAppend(res, a->name, a->namelen, value);
+			done = true;
+		}
+		else
+			DynMapAppend(res, a->name, a->namelen, a->value);
+	}
+	if (!done && value)
+		DynMapAppend(res, name, namelen, value);
+	return res;
+}
+
+/* A new S, N or B value. */
+DynValue *
+DynMakeString(DynType t, const char *data, int len)
+{
+	DynValue   *v = palloc(sizeof(DynValue));
+
+	v->type = t;
+	v->n = 0;
+	v->u.str.data = data;
+	v->u.str.len = len;
+	return v;
+}
+
+/* ---------------------------------------------------------------- sizes */
+
+/* DynamoDB's size of a value. */
+int64
+DynValueSize(const DynValue *v)
+{
+	int64		size = 0;
+	int			i;
+
+	switch (v->type)
+	{
+		case DYN_S:
+		case DYN_B:
+			return v->u.str.len;
+		case DYN_N:
+			return DynNumberSize(v->u.str.data, v->u.str.len);
+		case DYN_BOOL:
+		case DYN_NULL:
+			return 1;
+		case DYN_SS:
+		case DYN_NS:
+		case DYN_BS:
+			for (i = 0; i < v->n; i++)
+				size += DynValueSize(&v->u.elems[i]);
+			return size;
+		case DYN_L:
+			size = 3;
+			for (i = 0; i < v->n; i++)
+				size += 1 + DynValueSize(&v->u.elems[i]);
+			return size;
+		case DYN_M:
+			size = 3;
+			for (i = 0; i < v->n; i++)
+				size += 1 + v->u.attrs[i].namelen + DynValueSize(v->u.attrs[i].value);
+			return size;
+	}
+	return 0;
+}
+
+/* DynamoDB's size of an item: attribute names plus values. */
+int64
+DynItemSize(const DynValue *item)
+{
+	int64		size = 0;
+	int			i;
+
+	for (i = 0; i < item->n; i++)
+		size += item->u.attrs[i].namelen + DynValueSize(item->u.attrs[i].value);
+	return size;
+}
+
+/* Nesting depth of a value (a scalar is 1). */
+int
+DynValueDepth(const DynValue *v)
+{
+	int			d = 0;
+	int			i;
+
+	if (v->type == DYN_L)
+		for (i = 0; i < v->n; i++)
+			d = Max(d, DynValueDepth(&v->u.elems[i]));
+	else if (v->type == DYN_M)
+		for (i = 0; i < v->n; i++)
+			d = Max(d, DynValueDepth(v->u.attrs[i].value));
+	return d + 1;
+}
+
+/* ---------------------------------------------------------------- comparison */
+
+/* Order of two scalars of the same type. */
+int
+DynScalarCompare(const DynValue *a, const DynValue *b)
+{
+	int			c;
+
+	Assert(a->type == b->type);
+	if (a->type == DYN_N)
+		return DynNumberCompare(a->u.str.data, a->u.str.len, b->u.str.data, b->u.str.len);
+	c = memcmp(a->u.str.data, b->u.str.data, Min(a->u.str.len, b->u.str.len));
+	if (c != 0)
+		return c;
+	return (a->u.str.len > b->u.str.len) - (a->u.str.len < b->u.str.len);
+}
+
+/* Is scalar x a member of set s? */
+static bool
+set_contains(const DynValue *s, const DynValue *x)
+{
+	int			i;
+
+	for (i = 0; i < s->n; i++)
+		if (DynScalarCompare(&s->u.elems[i], x) == 0)
+			return true;
+	return false;
+}
+
+/* Deep equality. */
+bool
+DynValueEquals(const DynValue *a, const DynValue *b)
+{
+	int			i;
+
+	if (a->type != b->type)
+		return false;
+	switch (a->type)
+	{
+		case DYN_S:
+		case DYN_N:
+		case DYN_B:
+			return DynScalarCompare(a, b) == 0;
+		case DYN_BOOL:
+		case DYN_NULL:
+			return a->u.boolean == b->u.boolean;
+		case DYN_SS:
+		case DYN_NS:
+		case DYN_BS:
+			if (a->n != b->n)
+				return false;
+			for (i = 0; i < a->n; i++)
+				if (!set_contains(b, &a->u.elems[i]))
+					return false;
+			return true;
+		case DYN_L:
+			if (a->n != b->n)
+				return false;
+			for (i = 0; i < a->n; i++)
+				if (!DynValueEquals(&a->u.elems[i], &b->u.elems[i]))
+					return false;
+			return true;
+		case DYN_M:
+			if (a->n != b->n)
+				return false;
+			for (i = 0; i < a->n; i++)
+			{
+				DynValue   *other = DynMapGet(b, a->u.attrs[i].name, a->u.attrs[i].namelen);
+
+				if (other == NULL || !DynValueEquals(a->u.attrs[i].value, other))
+					return false;
+			}
+			return true;
+	}
+	return false;
+}
