@@ -527,18 +527,26 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		if (cl && strtoull(cl, NULL, 10) > (unsigned long long) GW_MAX_REQUEST_BYTES &&
 			strcmp(method, "POST") == 0)
 		{
-			/* Refuse at once; the connection is closed after the answer. */
-			char		reqid[53];
-			char		m[128];
-			GwError		e;
+			/*
+			 * Over the limit: read and drop the body, then answer 413, so the
+			 * client sees the answer instead of a broken pipe.  Bodies too
+			 * large even to drop are refused at once (connection closed).
+			 */
+			req->too_large = true;
+			if (strtoull(cl, NULL, 10) > (unsigned long long) MAX_DISCARD)
+			{
+				char		reqid[53];
+				char		m[128];
+				GwError		e;
 
-			gw_request_id(reqid);
-			snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
-					 GW_MAX_REQUEST_BYTES);
-			gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
-			req->answered = true;
-			log_request(req, method, NULL, 413);
-			return respond(c, 413, e.body, e.body_len, "application/x-amz-json-1.0", reqid);
+				gw_request_id(reqid);
+				snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
+						 GW_MAX_REQUEST_BYTES);
+				gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
+				req->answered = true;
+				log_request(req, method, NULL, 413);
+				return respond(c, 413, e.body, e.body_len, "application/x-amz-json-1.0", reqid);
+			}
 		}
 		return MHD_YES;
 	}
