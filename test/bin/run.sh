@@ -81,8 +81,6 @@ fi
 demo_sql="$demo_sql
 $DEMO_PUT
 $DEMO_GET"
-printf '%s\n' "$demo_sql" | sed 's/^/    /'
-echo
 if ! "$BINDIR/psql" -X -v ON_ERROR_STOP=1 -e <<<"$demo_sql"; then
     di_warn "the example failed (see above); the server keeps running - log: $RUN_DIR/postgresql.log"
     DEMO_OK=0
@@ -98,8 +96,10 @@ if [ -x "$GW" ]; then
         di_warn "port $DI_GW_HOST:$DI_GW_PORT is taken; not starting the gateway (set DYNINDEX_GATEWAY_PORT)"
     else
         di_log "starting the gateway on http://$DI_GW_HOST:$DI_GW_PORT (log: $RUN_DIR/gateway.log)"
-        di_as_owner sh -c "cd '$RUN_DIR' && PGHOST='$DI_HOST' PGPORT='$DI_PORT' PGUSER='$DI_SUPERUSER' PGDATABASE='$DI_DB' \
-            nohup setsid '$GW' --dev --port '$DI_GW_PORT' --host '$DI_GW_HOST' >gateway.log 2>&1 </dev/null & echo \$! > gateway.pid"
+        di_as_owner sh -c "cd '$RUN_DIR' || exit 1
+            PGHOST='$DI_HOST' PGPORT='$DI_PORT' PGUSER='$DI_SUPERUSER' PGDATABASE='$DI_DB' \
+                nohup setsid '$GW' --dev --port '$DI_GW_PORT' --host '$DI_GW_HOST' >gateway.log 2>&1 </dev/null &
+            echo \$! > gateway.pid"
         for _ in $(seq 1 50); do
             if (exec 3<>"/dev/tcp/$DI_GW_HOST/$DI_GW_PORT") 2>/dev/null; then GW_UP=1; break; fi
             pid="$(cat "$RUN_DIR/gateway.pid" 2>/dev/null || true)"

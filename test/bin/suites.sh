@@ -135,6 +135,14 @@ else
                 timeout --kill-after=30 2400 bash test/clients/run.sh 2>&1 | tee .suite-clients.out
                 st=${PIPESTATUS[0]}
             fi
+            # Gateways the client tests started from this tree and left behind.
+            for d in /proc/[0-9]*; do
+                cmd="$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null || true)"
+                case "$cmd" in "$TREE/src/gateway/dynindex-gateway "*)
+                    echo "(stopping gateway ${d#/proc/} left running by test/clients/run.sh)"
+                    kill "${d#/proc/}" 2>/dev/null || true ;;
+                esac
+            done
             pg_ctl -D "$CDIR/data" -m fast -w stop >/dev/null 2>&1 || true
             unset PGHOST PGPORT PGUSER PGDATABASE
         else
