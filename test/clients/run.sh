@@ -44,15 +44,17 @@ if "$GW" --self-test; then PASS=$((PASS + 1)); else FAIL=$((FAIL + 1)); fi
 
 psql_q -c "SELECT 1" >/dev/null || { echo "PostgreSQL is not reachable (PGHOST=${PGHOST:-} PGPORT=${PGPORT:-})"; echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
 
-# Start a gateway; prints its URL.  --port 0 picks a free port; the gateway
-# prints the one it got on its first line of stdout.
+# Start a gateway and set STARTED_URL.  --port 0 picks a free port; the gateway
+# prints the one it got on its first line of stdout.  (Not run in a subshell:
+# GW_PIDS must reach the cleanup trap.)
 start_gateway() {
     local name="$1"; shift
+    STARTED_URL=""
     "$GW" --host 127.0.0.1 --port 0 --pool-size 4 "$@" >"$WORK/$name.out" 2>"$WORK/$name.err" &
     GW_PIDS+=("$!")
     for _ in $(seq 1 100); do
         if grep -q 'listening on' "$WORK/$name.out" 2>/dev/null; then
-            sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/$name.out" | head -1
+            STARTED_URL="$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/$name.out" | head -1)"
             return 0
         fi
         sleep 0.05
@@ -61,7 +63,8 @@ start_gateway() {
     return 1
 }
 
-DEV_URL="$(start_gateway dev --dev)" || { echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
+start_gateway dev --dev || { echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
+DEV_URL="$STARTED_URL"
 log "dev-mode gateway: $DEV_URL"
 
 # ---- access keys for the auth-mode gateway ----
@@ -73,7 +76,7 @@ if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t
            -c "GRANT $NOACCESS_ROLE TO current_user" >/dev/null 2>&1 || true
     read -r NA_ID NA_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$NOACCESS_ROLE')" 2>/dev/null)
     [ -n "$NA_ID" ] && KEYS+=("$NA_ID")
-    AUTH_URL="$(start_gateway auth)" || AUTH_URL=""
+    start_gateway auth && AUTH_URL="$STARTED_URL"
     log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
 else
     log "dynindex.access_keys does not exist: SigV4 tests skipped"
