@@ -54,7 +54,7 @@ di_unpriv_user() {
 # Run a command as the unprivileged user (only used when we are root).
 di_as_user() {
     local u="$1"; shift
-    runuser -u "$u" -- env HOME="$(getent passwd "$u" | cut -d: -f6)" "$@"
+    runuser -u "$u" -- env HOME="$(getent passwd "$u" | cut -d: -f6)" TMPDIR=/tmp "$@"
 }
 
 # Build the tree DIR (with optional extra make args) and install it.  Install as
