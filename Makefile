@@ -9,6 +9,8 @@ DOCS        =
 SRCS        = $(sort $(wildcard src/*.c src/common/*.c src/types/*.c src/expr/*.c \
                 src/catalog/*.c src/storage/*.c src/indexes/*.c src/worker/*.c src/api/*.c))
 OBJS        = $(SRCS:.c=.o)
+# every object depends on every header (PGXS tracks no header dependencies)
+DYN_HEADER_FILES = $(wildcard src/*.h src/*/*.h)
 
 PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
@@ -35,6 +37,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
+
+$(OBJS): $(DYN_HEADER_FILES)
 
 # The gateway: a separate program, a libpq client of the extension.
 GATEWAY     = src/gateway/dynindex-gateway

@@ -217,7 +217,7 @@ load_table(const char *name)
 	ret = SPI_execute_with_args("SELECT table_name, table_id::text, num, storage, attribute_definitions, "
 								"key_schema, billing_mode, read_capacity, write_capacity, created_at, options "
 								"FROM dynindex.tables WHERE table_name = $1",
-								1, argtypes, args, NULL, true, 1);
+								1, argtypes, args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	if (SPI_processed == 0)
@@ -261,7 +261,7 @@ load_table(const char *name)
 	ret = SPI_execute_with_args("SELECT index_name, is_global, key_schema, projection, status, "
 								"backfilling, storage, throughput FROM dynindex.indexes "
 								"WHERE table_name = $1 ORDER BY position",
-								1, argtypes, args, NULL, true, 0);
+								1, argtypes, args, NULL, false, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	old = MemoryContextSwitchTo(cxt);
