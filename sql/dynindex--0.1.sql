@@ -75,7 +75,7 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'dynindex_fuzz_expressions'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex._fuzz_expressions(int, int) IS
-  'Internal test: parse and evaluate random and mutated expressions; fails on any error that is not a ValidationException; returns how many inputs were rejected.';
+  'Internal test: parse and evaluate random and mutated expressions; fails on any error that is not a ValidationException; returns how many inputs passed validation and were evaluated.';
 
 -- gateway: access keys
 --
