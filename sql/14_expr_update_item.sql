@@ -10,7 +10,7 @@ SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"U
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET #k = :one","ExpressionAttributeNames":{"#k":"pk"},"ExpressionAttributeValues":{":one":{"N":"1"}}}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET s = :one","ExpressionAttributeValues":{":one":{"N":"1"},":two":{"N":"2"}}}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET n = n + :s","ExpressionAttributeValues":{":s":{"S":"x"}}}');
-SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET big = :b","ExpressionAttributeValues":{":b":{"S":"' || repeat('x', 409600) || '"}}}')::jsonb);
+SELECT dynindex.api('UpdateItem', ('{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"UpdateExpression":"SET big = :b","ExpressionAttributeValues":{":b":{"S":"' || repeat('x', 409600) || '"}}}')::jsonb);
 -- legacy
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"AttributeUpdates":{"c":{"Action":"ADD","Value":{"N":"5"}},"l":{"Action":"ADD","Value":{"L":[{"N":"1"}]}},"n":{"Action":"DELETE"},"p":{"Value":{"S":"put"}}},"Expected":{"n":{"Value":{"N":"3"}}},"ReturnValues":"ALL_NEW"}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"AttributeUpdates":{"c":{"Action":"ADD","Value":{"N":"5"}}},"Expected":{"c":{"ComparisonOperator":"GT","AttributeValueList":[{"N":"100"}]}}}');
