@@ -136,3 +136,25 @@ $fn$;
 REVOKE ALL ON FUNCTION dynindex.delete_access_key(text) FROM PUBLIC;
 COMMENT ON FUNCTION dynindex.delete_access_key(text) IS
     'Delete a dynindex-gateway access key; true if it existed.  The gateway caches keys for up to 10 seconds.';
+
+-- converters (and the key encoder; src/types/convert.c, docs/converters.md)
+CREATE FUNCTION dynindex.to_plain(item jsonb)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_to_plain'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.to_plain(jsonb) IS
+  'Convert an item in DynamoDB typed JSON ({"a": {"N": "1"}}) to plain JSON ({"a": 1}): N becomes an exact JSON number, B a base64 string, sets arrays, NULL null.';
+
+CREATE FUNCTION dynindex.from_plain(doc jsonb, sets boolean DEFAULT false)
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_from_plain'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.from_plain(jsonb, boolean) IS
+  'Convert a plain JSON object to an item in DynamoDB typed JSON: string S, number N (canonical), boolean BOOL, null NULL, array L, object M; with sets => true, arrays of distinct strings become SS and of distinct numbers NS.';
+
+CREATE FUNCTION dynindex.encode_key(value jsonb, terminated boolean DEFAULT false)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'dynindex_encode_key'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.encode_key(jsonb, boolean) IS
+  'The order-preserving key encoding of an S, N or B AttributeValue, as stored: byte order equals DynamoDB order; terminated => true gives the self-delimiting form used in multi-attribute keys.';
