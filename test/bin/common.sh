@@ -64,12 +64,12 @@ di_build_install() {
     local pgc; pgc="$(di_pg_config)"
     local jobs; jobs="$(nproc 2>/dev/null || echo 2)"
     di_log "building dynindex in $dir ${*:-}"
-    make -C "$dir" -j"$jobs" PG_CONFIG="$pgc" "$@"
+    make -s -C "$dir" -j"$jobs" PG_CONFIG="$pgc" "$@"
     di_log "installing dynindex into $("$pgc" --pkglibdir) (gateway: $("$pgc" --bindir))"
     if [ -w "$("$pgc" --pkglibdir)" ] && [ -w "$("$pgc" --sharedir)/extension" ] && [ -w "$("$pgc" --bindir)" ]; then
-        make -C "$dir" PG_CONFIG="$pgc" "$@" install
+        make -s -C "$dir" PG_CONFIG="$pgc" "$@" install
     else
-        di_as_root make -C "$dir" PG_CONFIG="$pgc" "$@" install
+        di_as_root make -s -C "$dir" PG_CONFIG="$pgc" "$@" install
     fi
 }
 
