@@ -81,7 +81,7 @@ fi
 demo_sql="$demo_sql
 $DEMO_PUT
 $DEMO_GET"
-if ! "$BINDIR/psql" -X -v ON_ERROR_STOP=1 -e <<<"$demo_sql"; then
+if ! "$BINDIR/psql" -X -v ON_ERROR_STOP=1 -e -A -t -P pager=off <<<"$demo_sql"; then
     di_warn "the example failed (see above); the server keeps running - log: $RUN_DIR/postgresql.log"
     DEMO_OK=0
 else
