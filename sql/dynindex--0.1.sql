@@ -34,9 +34,53 @@ CREATE TABLE dynindex.indexes (
     storage      text NOT NULL,
     throughput   jsonb,
     created_at   timestamptz NOT NULL DEFAULT now(),
+    backfill_pk  bytea,
+    backfill_sk  bytea,
     PRIMARY KEY (table_name, index_name)
 );
 COMMENT ON TABLE dynindex.indexes IS 'One row per secondary index (internal catalog).';
+
+-- global secondary indexes: the durable change queue and counters
+CREATE TABLE dynindex.gsi_changes (
+    id          bigserial PRIMARY KEY,
+    table_num   bigint NOT NULL,
+    pk          bytea NOT NULL,
+    sk          bytea NOT NULL,
+    enqueued_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX ON dynindex.gsi_changes (table_num, id);
+COMMENT ON TABLE dynindex.gsi_changes IS 'Queued item changes of tables with GSIs, applied by the GSI worker (internal).';
+
+CREATE TABLE dynindex.gsi_applied (
+    table_num       bigint NOT NULL,
+    index_name      text NOT NULL,
+    changes_applied bigint NOT NULL DEFAULT 0,
+    index_writes    bigint NOT NULL DEFAULT 0,
+    last_applied_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (table_num, index_name)
+);
+COMMENT ON TABLE dynindex.gsi_applied IS 'Changes applied and index writes made per GSI (internal).';
+
+CREATE VIEW dynindex.gsi_status AS
+SELECT t.table_name, i.index_name, i.status AS index_status, i.backfilling,
+       (SELECT count(*) FROM dynindex.gsi_changes c WHERE c.table_num = t.num) AS queued_changes,
+       (SELECT clock_timestamp() - min(c.enqueued_at) FROM dynindex.gsi_changes c
+         WHERE c.table_num = t.num) AS oldest_change_age,
+       coalesce(a.changes_applied, 0) AS changes_applied,
+       coalesce(a.index_writes, 0) AS index_writes,
+       a.last_applied_at
+  FROM dynindex.tables t
+  JOIN dynindex.indexes i ON i.table_name = t.table_name AND i.is_global
+  LEFT JOIN dynindex.gsi_applied a ON a.table_num = t.num AND a.index_name = i.index_name;
+COMMENT ON VIEW dynindex.gsi_status IS
+  'Per GSI: status, queued changes of its table, age of the oldest, changes applied and index writes made.';
+
+CREATE FUNCTION dynindex.wait_for_indexes(table_name text, timeout interval DEFAULT '10 seconds')
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dynindex_wait_for_indexes'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.wait_for_indexes(text, interval) IS
+  'Wait until every change committed before the call is applied to the table''s GSIs and no GSI is backfilling; false on timeout. Use in READ COMMITTED.';
 
 -- core: the API
 CREATE FUNCTION dynindex.api(operation text, request jsonb)

@@ -9,6 +9,7 @@
 
 #include "catalog/catalog.h"
 #include "storage/storage.h"
+#include "worker/worker.h"
 
 PG_MODULE_MAGIC;
 
@@ -22,6 +23,7 @@ _PG_init(void)
 							"Number of hash partitions (on the partition key) for new tables; 0 for none.",
 							NULL, &dynindex_table_partitions, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DynWorkerInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

@@ -31,6 +31,7 @@ static const OperationEntry operations[] = {
 	{"GetItem", DynGetItem},
 	{"ListTables", DynListTables},
 	{"PutItem", DynPutItem},
+	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},	/* src/api/update_item.c */
 	{NULL, NULL}
 };

@@ -15,6 +15,7 @@ extern Jsonb *DynCreateTable(Jsonb *req);
 extern Jsonb *DynDescribeTable(Jsonb *req);
 extern Jsonb *DynListTables(Jsonb *req);
 extern Jsonb *DynDeleteTable(Jsonb *req);
+extern Jsonb *DynUpdateTable(Jsonb *req);
 
 /* items.c */
 extern Jsonb *DynPutItem(Jsonb *req);

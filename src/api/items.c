@@ -12,6 +12,7 @@
 #include "api/items.h"
 #include "common/errors.h"
 #include "expr/expr.h"
+#include "indexes/indexes.h"
 
 /* ---------------------------------------------------------------- schemas */
 
@@ -144,6 +145,16 @@ DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode, const char *
 	DynPushCapacityObject(st, WJB_VALUE, mode, table, units, is_read);
 }
 
+/* Push "ItemCollectionMetrics" when asked for (SIZE) and the table has an LSI. */
+void
+DynPushItemCollectionMetrics(JsonbParseState **st, JsonbContainer *r, DynTable *t, const DynKey *key)
+{
+	if (!RqStringIs(r, "ReturnItemCollectionMetrics", "SIZE") || !DynTableHasLsi(t))
+		return;
+	RqPushKey(st, "ItemCollectionMetrics");
+	DynCollectionPushMetrics(st, t, key);
+}
+
 /* ---------------------------------------------------------------- keys */
 
 /* The table of an item operation. */
@@ -270,25 +281,32 @@ DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, void *arg,
 			newsize = DynItemSize(newitem);
 			if (newsize > DYN_MAX_ITEM_SIZE)
 				DynValidationError("%s", size_msg);
+			if (t->nindexes > 0)
+				DynIndexesCheckItem(t, newitem);
 		}
 		res->new = newitem;
 		res->newsize = (int32) newsize;
 
 		if (newitem == NULL)
 		{
-			if (exists)
-				DynStorageDelete(t, key, NULL);
-			return;
+			if (!exists)
+				return;
+			DynStorageDelete(t, key, NULL);
 		}
-		if (exists)
-		{
+		else if (exists)
 			DynStorageUpdate(t, key, DynItemToJsonb(newitem), res->newsize);
-			return;
+		else if (!DynStorageInsert(t, key, DynItemToJsonb(newitem), res->newsize))
+		{
+			/* a concurrent writer inserted the item meanwhile: start over */
+			CHECK_FOR_INTERRUPTS();
+			continue;
 		}
-		/* absent: insert, unless a concurrent writer inserted it meanwhile */
-		if (DynStorageInsert(t, key, DynItemToJsonb(newitem), res->newsize))
-			return;
-		CHECK_FOR_INTERRUPTS();
+		if (t->nindexes > 0)
+		{
+			DynIndexesOnWrite(t, key, res->old, res->new);
+			DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
+		}
+		return;
 	}
 }
 
@@ -359,9 +377,9 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 	return pa->item;
 }
 
-/* Build {"Attributes": item} (when present) plus ConsumedCapacity. */
+/* Build {"Attributes": item} (when present) plus ConsumedCapacity and ItemCollectionMetrics. */
 static Jsonb *
-write_response(DynTable *t, JsonbContainer *r, const DynValue *attributes, double units)
+write_response(DynTable *t, JsonbContainer *r, const DynKey *key, const DynValue *attributes, double units)
 {
 	JsonbParseState *st = NULL;
 
@@ -372,6 +390,7 @@ write_response(DynTable *t, JsonbContainer *r, const DynValue *attributes, doubl
 		RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(attributes));
 	}
 	DynPushConsumedCapacity(&st, DynCapacityModeOf(r), t->name, units, false);
+	DynPushItemCollectionMetrics(&st, r, t, key);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
@@ -414,7 +433,7 @@ DynPutItem(Jsonb *req)
 		return RqEmptyObject();
 	}
 	DynItemsModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", &res);
-	return write_response(t, r, all_old ? res.old : NULL,
+	return write_response(t, r, &key, all_old ? res.old : NULL,
 						  DynWriteUnits(Max(res.oldsize, res.newsize)));
 }
 
@@ -450,11 +469,11 @@ DynDeleteItem(Jsonb *req)
 		DynStoredItem old;
 		bool		existed = DynStorageDelete(t, &key, &old);
 
-		return write_response(t, r, existed && all_old ? DynItemFromStored(old.item) : NULL,
+		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL,
 							  DynWriteUnits(existed ? old.size : 0));
 	}
 	DynItemsModify(t, &key, delete_mutator, &wc, "", &res);
-	return write_response(t, r, all_old ? res.old : NULL, DynWriteUnits(res.oldsize));
+	return write_response(t, r, &key, all_old ? res.old : NULL, DynWriteUnits(res.oldsize));
 }
 
 /* ---------------------------------------------------------------- GetItem */

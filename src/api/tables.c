@@ -5,6 +5,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 
 #include "api/api.h"
@@ -12,6 +13,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "storage/storage.h"
+#include "worker/worker.h"
 
 #define MAX_LSIS 5
 #define MAX_GSIS 20
@@ -609,6 +611,9 @@ create_index(const char *table, int64 num, int position, bool global, JsonbValue
 							 "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
 							 "PRIMARY KEY (ipk, isk, pk, sk))", storage), false, 0) < 0)
 		elog(ERROR, "could not create index storage");
+	/* the GSI worker finds an item's current entry by its base key */
+	if (global && SPI_execute(psprintf("CREATE INDEX ON %s (pk, sk)", storage), false, 0) < 0)
+		elog(ERROR, "could not create index storage");
 }
 
 /* CreateTable */
@@ -785,4 +790,379 @@ DynListTables(Jsonb *req)
 						   TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[shown - 1],
 															 SPI_tuptable->tupdesc, 1, &isnull)));
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* ---------------------------------------------------------------- UpdateTable */
+
+static const RqField gsi_create_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 8},
+	{.name = "Projection",.type = RQ_STRUCT,.structname = "Projection",.fields = projection_fields,.notnull = true},
+	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
+	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
+	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
+	{0}
+};
+static const RqField gsi_update_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
+	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
+	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
+	{0}
+};
+static const RqField gsi_delete_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{0}
+};
+static const RqField gsi_update_action_fields[] = {
+	{.name = "Update",.type = RQ_STRUCT,.structname = "UpdateGlobalSecondaryIndexAction",.fields = gsi_update_fields},
+	{.name = "Create",.type = RQ_STRUCT,.structname = "CreateGlobalSecondaryIndexAction",.fields = gsi_create_fields},
+	{.name = "Delete",.type = RQ_STRUCT,.structname = "DeleteGlobalSecondaryIndexAction",.fields = gsi_delete_fields},
+	{0}
+};
+static const RqField gsi_update_elem = {
+	.type = RQ_STRUCT,.structname = "GlobalSecondaryIndexUpdate",.fields = gsi_update_action_fields
+};
+static const RqField any_elem = {.type = RQ_ANY};
+
+static const RqField update_table_fields[] = {
+	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem},
+	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "BillingMode",.type = RQ_STRING,.enumvals = billing_enum},
+	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
+	{.name = "GlobalSecondaryIndexUpdates",.type = RQ_LIST,.elem = &gsi_update_elem},
+	{.name = "StreamSpecification",.type = RQ_STRUCT,.structname = "StreamSpecification",.fields = stream_fields},
+	{.name = "SSESpecification",.type = RQ_STRUCT,.structname = "SSESpecification",.fields = sse_fields},
+	{.name = "ReplicaUpdates",.type = RQ_LIST,.elem = &any_elem},
+	{.name = "TableClass",.type = RQ_STRING,.enumvals = table_class_enum},
+	{.name = "DeletionProtectionEnabled",.type = RQ_BOOLEAN},
+	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
+	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
+	{.name = "MultiRegionConsistency",.type = RQ_STRING},
+	{.name = "GlobalTableWitnessUpdates",.type = RQ_LIST,.elem = &any_elem},
+	{0}
+};
+
+/* Find an index of a table by name. */
+static DynIndex *
+find_index(DynTable *t, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < t->nindexes; i++)
+		if (strcmp(t->indexes[i].name, name) == 0)
+			return &t->indexes[i];
+	return NULL;
+}
+
+/* Merge request AttributeDefinitions into the table's; returns the merged list. */
+static JsonbValue *
+merged_definitions(DynTable *t, JsonbContainer *r, int *n)
+{
+	JsonbValue	tdefs;
+	JsonbValue *old;
+	JsonbValue *add;
+	int			nold;
+	int			nadd;
+	JsonbValue *all;
+	int			i;
+
+	tdefs.type = jbvBinary;
+	tdefs.val.binary.data = &t->attribute_definitions->root;
+	tdefs.val.binary.len = VARSIZE(t->attribute_definitions) - VARHDRSZ;
+	old = RqArrayElems(&tdefs, &nold);
+	add = RqArrayElems(RqGet(r, "AttributeDefinitions"), &nadd);
+	all = palloc(sizeof(JsonbValue) * (nold + nadd + 1));
+	*n = 0;
+	for (i = 0; i < nadd; i++)
+		all[(*n)++] = add[i];
+	for (i = 0; i < nold; i++)
+		if (!is_defined(add, nadd, RqGetString(old[i].val.binary.data, "AttributeName")))
+			all[(*n)++] = old[i];
+	return all;
+}
+
+/* Rewrite the table's AttributeDefinitions to the attributes its keys use. */
+static void
+store_used_definitions(DynTable *t, JsonbValue *defs, int ndefs, JsonbValue *new_keys, int nnew,
+					   const char *dropped_index)
+{
+	JsonbParseState *st = NULL;
+	Oid			types[2] = {JSONBOID, TEXTOID};
+	Datum		args[2];
+	int			i;
+
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < ndefs; i++)
+	{
+		char	   *an = RqGetString(defs[i].val.binary.data, "AttributeName");
+		bool		used = strcmp(an, t->hash.name) == 0 || (t->has_range && strcmp(an, t->range.name) == 0);
+		int			j;
+		int			k;
+
+		for (j = 0; j < nnew && !used; j++)
+			used = strcmp(an, RqGetString(new_keys[j].val.binary.data, "AttributeName")) == 0;
+		for (j = 0; j < t->nindexes && !used; j++)
+		{
+			DynIndex   *idx = &t->indexes[j];
+
+			if (dropped_index && strcmp(idx->name, dropped_index) == 0)
+				continue;
+			for (k = 0; k < idx->nhash && !used; k++)
+				used = strcmp(an, idx->hash[k].name) == 0;
+			for (k = 0; k < idx->nrange && !used; k++)
+				used = strcmp(an, idx->range[k].name) == 0;
+		}
+		if (used)
+			pushJsonbValue(&st, WJB_ELEM, &defs[i]);
+	}
+	args[0] = JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_ARRAY, NULL)));
+	args[1] = CStringGetTextDatum(t->name);
+	if (SPI_execute_with_args("UPDATE dynindex.tables SET attribute_definitions = $1 WHERE table_name = $2",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update attribute definitions");
+}
+
+/* Create a GSI on an existing table: CREATING until the worker backfilled it. */
+static void
+update_table_create_gsi(DynTable *t, JsonbContainer *r, JsonbValue *create)
+{
+	char	   *name = RqGetString(create->val.binary.data, "IndexName");
+	JsonbValue *defs;
+	JsonbValue *ik;
+	int			ndefs;
+	int			nik;
+	int			nglobal = 0;
+	int			i;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+
+	if (find_index(t, name))
+		DynValidationError("One or more parameter values were invalid: Index with name %s already exists", name);
+	for (i = 0; i < t->nindexes; i++)
+		if (t->indexes[i].is_global)
+			nglobal++;
+	if (nglobal + 1 > MAX_GSIS)
+		DynError(DYN_ERR_LIMIT_EXCEEDED,
+				 "Subscriber limit exceeded: The number of global secondary indexes exceeds the per-table limit of %d", MAX_GSIS);
+	defs = merged_definitions(t, r, &ndefs);
+	ik = RqArrayElems(RqGetJv(create, "KeySchema"), &nik);
+	check_keys_defined(ik, nik, defs, ndefs);
+	check_gsi_key_schema(ik, nik);
+	check_projection(RqGetJv(create, "Projection"));
+	if (strcmp(t->billing_mode, "PAY_PER_REQUEST") == 0 && RqGetJv(create, "ProvisionedThroughput"))
+		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
+	if (strcmp(t->billing_mode, "PROVISIONED") == 0 && RqGetJv(create, "ProvisionedThroughput") == NULL)
+		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s", name);
+
+	store_used_definitions(t, defs, ndefs, ik, nik, NULL);
+	{
+		int			position = 0;
+		int			ret;
+		bool		isnull;
+
+		args[0] = CStringGetTextDatum(t->name);
+		ret = SPI_execute_with_args("SELECT coalesce(max(position) + 1, 0) FROM dynindex.indexes WHERE table_name = $1",
+									1, types, args, NULL, false, 1);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "could not read indexes");
+		position = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		create_index(t->name, t->num, position, true, create);
+	}
+	args[0] = CStringGetTextDatum(t->name);
+	args[1] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("UPDATE dynindex.indexes SET status = 'CREATING', backfilling = true "
+							  "WHERE table_name = $1 AND index_name = $2",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not mark the index as creating");
+}
+
+/* Delete a GSI and its storage. */
+static void
+update_table_delete_gsi(DynTable *t, JsonbContainer *r, const char *name)
+{
+	DynIndex   *idx = find_index(t, name);
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+	JsonbValue *defs;
+	int			ndefs;
+
+	if (idx == NULL || !idx->is_global)
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Requested index %s not found", name);
+	defs = merged_definitions(t, r, &ndefs);
+	store_used_definitions(t, defs, ndefs, NULL, 0, name);
+	args[0] = CStringGetTextDatum(t->name);
+	args[1] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("DELETE FROM dynindex.indexes WHERE table_name = $1 AND index_name = $2",
+							  2, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the index");
+	if (SPI_execute_with_args("DELETE FROM dynindex.gsi_applied WHERE table_num = (SELECT num FROM dynindex.tables "
+							  "WHERE table_name = $1) AND index_name = $2",
+							  2, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete the index's counters");
+	DynStorageDropTable(idx->storage);
+}
+
+/* Merge a member of the request into the table's options. */
+static void
+update_option(DynTable *t, JsonbContainer *r, const char *member)
+{
+	JsonbValue *v = RqGet(r, member);
+	Oid			types[3] = {TEXTOID, JSONBOID, TEXTOID};
+	Datum		args[3];
+	JsonbParseState *st = NULL;
+
+	if (v == NULL)
+		return;
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, member);
+	pushJsonbValue(&st, WJB_VALUE, v);
+	args[0] = CStringGetTextDatum(t->name);
+	args[1] = JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
+	args[2] = CStringGetTextDatum(member);
+	if (SPI_execute_with_args("UPDATE dynindex.tables SET options = options || $2 WHERE table_name = $1",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update table options");
+}
+
+/* UpdateTable */
+Jsonb *
+DynUpdateTable(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	DynTable   *t;
+	JsonbValue *updates;
+	int			nupdates;
+	int			i;
+	int			j;
+	int			online = 0;
+	char	   *billing;
+	JsonbValue *pt = RqGet(r, "ProvisionedThroughput");
+	bool		index_change = false;
+	static const char *const simple_options[] = {
+		"StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
+		"OnDemandThroughput", "WarmThroughput", NULL
+	};
+	const char *const *opt;
+
+	RqValidate(req, update_table_fields);
+	updates = RqArrayElems(RqGet(r, "GlobalSecondaryIndexUpdates"), &nupdates);
+	if (!pt && !RqGet(r, "BillingMode") && !RqGet(r, "StreamSpecification") && nupdates == 0 &&
+		!RqGet(r, "SSESpecification") && !RqGet(r, "ReplicaUpdates") && !RqGet(r, "TableClass") &&
+		!RqGet(r, "DeletionProtectionEnabled") && !RqGet(r, "OnDemandThroughput") && !RqGet(r, "WarmThroughput"))
+		DynValidationError("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+	if (RqStringIs(r, "BillingMode", "PROVISIONED") && !pt)
+		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
+	if (pt)
+	{
+		int64		rcu = RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0);
+		int64		wcu = RqGetInt(pt->val.binary.data, "WriteCapacityUnits", 0);
+
+		if (rcu > INT64CONST(1000000000000))
+			DynValidationError("Given value " INT64_FORMAT " for ReadCapacityUnits is out of bounds", rcu);
+		if (wcu > INT64CONST(1000000000000))
+			DynValidationError("Given value " INT64_FORMAT " for WriteCapacityUnits is out of bounds", wcu);
+	}
+	for (i = 0; i < nupdates; i++)
+	{
+		JsonbContainer *u = updates[i].val.binary.data;
+		const char *kinds[3] = {"Update", "Create", "Delete"};
+		char	   *name = NULL;
+		int			k;
+
+		for (k = 0; k < 3 && name == NULL; k++)
+			if (RqGet(u, kinds[k]))
+				name = RqGetString(RqGet(u, kinds[k])->val.binary.data, "IndexName");
+		if (name == NULL)
+			DynValidationError("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		for (j = 0; j < i; j++)
+		{
+			JsonbContainer *o = updates[j].val.binary.data;
+
+			for (k = 0; k < 3; k++)
+				if (RqGet(o, kinds[k]) &&
+					strcmp(name, RqGetString(RqGet(o, kinds[k])->val.binary.data, "IndexName")) == 0)
+					DynValidationError("One or more parameter values were invalid: Only one global secondary index update per index is allowed simultaneously. Index: %s", name);
+		}
+		if (RqGet(u, "Create") || RqGet(u, "Delete"))
+			online++;
+	}
+
+	t = table_or_not_found(RqGetString(r, "TableName"));
+	billing = RqGetString(r, "BillingMode");
+	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
+		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (online > 1)
+		DynError(DYN_ERR_LIMIT_EXCEEDED,
+				 "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+	for (i = 0; i < t->nindexes; i++)
+		if (t->indexes[i].is_global && strcmp(t->indexes[i].status, "ACTIVE") != 0 && online > 0)
+			DynError(DYN_ERR_LIMIT_EXCEEDED,
+					 "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+
+	for (i = 0; i < nupdates; i++)
+	{
+		JsonbContainer *u = updates[i].val.binary.data;
+		JsonbValue *v;
+
+		if ((v = RqGet(u, "Create")) != NULL)
+		{
+			update_table_create_gsi(t, r, v);
+			index_change = true;
+		}
+		else if ((v = RqGet(u, "Delete")) != NULL)
+		{
+			update_table_delete_gsi(t, r, RqGetString(v->val.binary.data, "IndexName"));
+			index_change = true;
+		}
+		else if ((v = RqGet(u, "Update")) != NULL)
+		{
+			char	   *name = RqGetString(v->val.binary.data, "IndexName");
+			DynIndex   *idx = find_index(t, name);
+			JsonbValue *ipt = RqGetJv(v, "ProvisionedThroughput");
+
+			if (idx == NULL || !idx->is_global)
+				DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Requested index %s not found", name);
+			if (ipt)
+			{
+				Oid			types[3] = {JSONBOID, TEXTOID, TEXTOID};
+				Datum		args[3] = {JsonbPGetDatum(value_jsonb(ipt)), CStringGetTextDatum(t->name),
+				CStringGetTextDatum(name)};
+
+				if (SPI_execute_with_args("UPDATE dynindex.indexes SET throughput = $1 WHERE table_name = $2 AND index_name = $3",
+										  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+					elog(ERROR, "could not update index throughput");
+			}
+		}
+	}
+	if (billing || pt)
+	{
+		Oid			types[4] = {TEXTOID, TEXTOID, INT8OID, INT8OID};
+		Datum		args[4];
+		char		nulls[5] = "    ";
+
+		args[0] = CStringGetTextDatum(t->name);
+		args[1] = CStringGetTextDatum(billing ? billing : t->billing_mode);
+		if (pt)
+		{
+			args[2] = Int64GetDatum(RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0));
+			args[3] = Int64GetDatum(RqGetInt(pt->val.binary.data, "WriteCapacityUnits", 0));
+		}
+		else
+			nulls[2] = nulls[3] = 'n';
+		if (SPI_execute_with_args("UPDATE dynindex.tables SET billing_mode = $2, read_capacity = coalesce($3, read_capacity), "
+								  "write_capacity = coalesce($4, write_capacity) WHERE table_name = $1",
+								  4, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update billing");
+	}
+	for (opt = simple_options; *opt; opt++)
+		update_option(t, r, *opt);
+
+	DynCatalogChanged();
+	CommandCounterIncrement();
+	DynCatalogRevalidate();
+	t = table_or_not_found(RqGetString(r, "TableName"));
+	if (index_change)
+		DynWorkerWake(MyDatabaseId);
+	return wrap("TableDescription", describe(t, "UPDATING", false));
 }

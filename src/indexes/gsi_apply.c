@@ -1,0 +1,375 @@
+/*
+ * gsi_apply.c — the worker's side of GSI maintenance.
+ *
+ * A batch claims queued change records (FOR UPDATE SKIP LOCKED), deletes
+ * them, re-reads each changed item's committed state and recomputes its
+ * entry in every GSI of the table, all in one transaction: a crash at any
+ * point either loses the whole batch's effects and keeps its records, or
+ * commits both.  Re-reading committed state makes applying idempotent, and
+ * since one worker per database applies batches one after another, the last
+ * record of a key is applied after its last commit.
+ *
+ * Backfill (UpdateTable Create on a table with items) walks the base table
+ * in key order in chunks, one transaction each, keeping its position in the
+ * catalog so that a restart resumes where it stopped.  Writes during the
+ * backfill are queued and applied as usual.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "catalog/catalog.h"
+#include "indexes/indexes.h"
+#include "storage/storage.h"
+#include "worker/worker.h"
+
+#define BACKFILL_CHUNK 1000
+
+enum
+{
+	GSI_PLAN_CURRENT,			/* the entry of a base key */
+	GSI_PLAN_DELETE,
+	GSI_PLAN_UPSERT
+};
+
+/* The index's prepared plan, preparing it on first use. */
+static SPIPlanPtr
+gsi_plan(DynIndex *idx, int which)
+{
+	static Oid	types[6] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID, INT4OID, JSONBOID};
+	const char *sql;
+	SPIPlanPtr	plan;
+	int			nargs = 2;
+	int			slot = 4 + which;	/* plans 0-3 are the LSI/query code's */
+
+	if (idx->plans[slot])
+		return idx->plans[slot];
+	switch (which)
+	{
+		case GSI_PLAN_CURRENT:
+			sql = psprintf("SELECT ipk, isk, item FROM %s WHERE pk = $1 AND sk = $2", idx->storage);
+			break;
+		case GSI_PLAN_DELETE:
+			sql = psprintf("DELETE FROM %s WHERE pk = $1 AND sk = $2", idx->storage);
+			break;
+		default:
+			sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($3, $4, $1, $2, $5, $6) "
+						   "ON CONFLICT (ipk, isk, pk, sk) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
+						   idx->storage);
+			nargs = 6;
+			break;
+	}
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not prepare \"%s\"", sql);
+	idx->plans[slot] = plan;
+	return plan;
+}
+
+/* Same bytes? */
+static bool
+bytea_eq(const bytea *a, const bytea *b)
+{
+	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+/*
+ * Make one GSI's entry for a base key match the item (NULL: absent).
+ * Returns the number of index writes made (0, 1 or 2).
+ */
+static int
+sync_entry(DynTable *t, DynIndex *idx, bytea *pk, bytea *sk, const DynValue *item)
+{
+	Datum		args[6];
+	bytea	   *ipk = NULL;
+	bytea	   *isk = NULL;
+	bool		in_index = item && DynIndexEntryKey(t, idx, item, &ipk, &isk);
+	DynValue   *entry = in_index ? DynIndexProject(t, idx, item) : NULL;
+	Jsonb	   *entry_jb = entry ? DynItemToJsonb(entry) : NULL;
+	int			writes = 0;
+
+	args[0] = PointerGetDatum(pk);
+	args[1] = PointerGetDatum(sk);
+	if (SPI_execute_plan(gsi_plan(idx, GSI_PLAN_CURRENT), args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read a GSI entry");
+	if (SPI_processed == 1 && in_index)
+	{
+		bool		isnull;
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+		bytea	   *cipk = DatumGetByteaPP(SPI_getbinval(tup, desc, 1, &isnull));
+		bytea	   *cisk = DatumGetByteaPP(SPI_getbinval(tup, desc, 2, &isnull));
+		Jsonb	   *citem = DatumGetJsonbP(SPI_getbinval(tup, desc, 3, &isnull));
+
+		if (bytea_eq(cipk, ipk) && bytea_eq(cisk, isk) &&
+			compareJsonbContainers(&citem->root, &entry_jb->root) == 0)
+			return 0;			/* already up to date */
+	}
+	if (SPI_processed > 0)
+	{
+		if (SPI_execute_plan(gsi_plan(idx, GSI_PLAN_DELETE), args, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not delete a GSI entry");
+		writes++;
+	}
+	if (in_index)
+	{
+		args[2] = PointerGetDatum(ipk);
+		args[3] = PointerGetDatum(isk);
+		args[4] = Int32GetDatum((int32) DynItemSize(entry));
+		args[5] = JsonbPGetDatum(entry_jb);
+		if (SPI_execute_plan(gsi_plan(idx, GSI_PLAN_UPSERT), args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not write a GSI entry");
+		writes++;
+	}
+	return writes;
+}
+
+/* A claimed change record. */
+typedef struct Change
+{
+	int64		table_num;
+	bytea	   *pk;
+	bytea	   *sk;
+} Change;
+
+/* Order changes by table and key, so duplicates are neighbours. */
+static int
+change_cmp(const void *a, const void *b)
+{
+	const Change *x = a;
+	const Change *y = b;
+	int			c;
+
+	if (x->table_num != y->table_num)
+		return x->table_num < y->table_num ? -1 : 1;
+	c = bytea_eq(x->pk, y->pk) ? 0 :
+		memcmp(VARDATA_ANY(x->pk), VARDATA_ANY(y->pk), Min(VARSIZE_ANY_EXHDR(x->pk), VARSIZE_ANY_EXHDR(y->pk)));
+	if (c == 0 && !bytea_eq(x->pk, y->pk))
+		c = VARSIZE_ANY_EXHDR(x->pk) < VARSIZE_ANY_EXHDR(y->pk) ? -1 : 1;
+	if (c != 0)
+		return c;
+	if (bytea_eq(x->sk, y->sk))
+		return 0;
+	c = memcmp(VARDATA_ANY(x->sk), VARDATA_ANY(y->sk), Min(VARSIZE_ANY_EXHDR(x->sk), VARSIZE_ANY_EXHDR(y->sk)));
+	if (c == 0)
+		c = VARSIZE_ANY_EXHDR(x->sk) < VARSIZE_ANY_EXHDR(y->sk) ? -1 : 1;
+	return c;
+}
+
+/* The table with an internal number, or NULL if it was deleted. */
+static DynTable *
+table_by_num(int64 num)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(num)};
+	bool		isnull;
+
+	if (SPI_execute_with_args("SELECT table_name FROM dynindex.tables WHERE num = $1",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "catalog lookup failed");
+	if (SPI_processed == 0)
+		return NULL;
+	return DynCatalogGetTable(TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+																 SPI_tuptable->tupdesc, 1, &isnull)));
+}
+
+/* Count applied changes per GSI. */
+static void
+count_applied(DynTable *t, DynIndex *idx, int64 changes, int64 writes)
+{
+	Oid			types[4] = {INT8OID, TEXTOID, INT8OID, INT8OID};
+	Datum		args[4] = {Int64GetDatum(t->num), CStringGetTextDatum(idx->name),
+	Int64GetDatum(changes), Int64GetDatum(writes)};
+
+	if (SPI_execute_with_args("INSERT INTO dynindex.gsi_applied AS a (table_num, index_name, changes_applied, index_writes) "
+							  "VALUES ($1, $2, $3, $4) ON CONFLICT (table_num, index_name) DO UPDATE "
+							  "SET changes_applied = a.changes_applied + $3, index_writes = a.index_writes + $4, "
+							  "last_applied_at = now()",
+							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not count applied GSI changes");
+}
+
+/* Apply one batch of queued changes. */
+int
+DynGsiApplyBatch(void)
+{
+	int			n;
+	int			i;
+	Change	   *changes;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(dynindex_gsi_batch_size)};
+
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	DynCatalogRevalidate();
+
+	if (SPI_execute_with_args("DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
+							  "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+		elog(ERROR, "could not claim GSI changes");
+	n = (int) SPI_processed;
+	changes = palloc(sizeof(Change) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		changes[i].table_num = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
+		changes[i].pk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 2, &isnull));
+		changes[i].sk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+	}
+	qsort(changes, n, sizeof(Change), change_cmp);
+
+	for (i = 0; i < n;)
+	{
+		int64		num = changes[i].table_num;
+		DynTable   *t = table_by_num(num);
+		int			first = i;
+		int			j;
+
+		if (t == NULL)
+		{
+			while (i < n && changes[i].table_num == num)
+				i++;
+			continue;
+		}
+		{
+			int64	   *writes = palloc0(sizeof(int64) * Max(1, t->nindexes));
+			int64		distinct = 0;
+
+			for (; i < n && changes[i].table_num == num; i++)
+			{
+				DynKey		key;
+				DynStoredItem stored;
+				DynValue   *item = NULL;
+
+				if (i > first && change_cmp(&changes[i], &changes[i - 1]) == 0)
+					continue;	/* a duplicate of the previous record */
+				distinct++;
+				key.hash = key.range = NULL;
+				key.pk = changes[i].pk;
+				key.sk = changes[i].sk;
+				if (DynStorageGet(t, &key, false, &stored))
+					item = DynItemFromStored(stored.item);
+				for (j = 0; j < t->nindexes; j++)
+					if (t->indexes[j].is_global)
+						writes[j] += sync_entry(t, &t->indexes[j], key.pk, key.sk, item);
+			}
+			for (j = 0; j < t->nindexes; j++)
+				if (t->indexes[j].is_global)
+					count_applied(t, &t->indexes[j], distinct, writes[j]);
+		}
+	}
+
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return n;
+}
+
+/* Do one chunk of a pending backfill; true if more work remains. */
+bool
+DynGsiBackfillStep(void)
+{
+	bool		more = false;
+	bool		isnull;
+	char	   *table_name;
+	char	   *index_name;
+	Datum		from_pk;
+	Datum		from_sk;
+	bool		has_from;
+	DynTable   *t;
+	DynIndex   *idx = NULL;
+	int			i;
+	uint64		n;
+	SPITupleTable *rows;
+
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	DynCatalogRevalidate();
+
+	if (SPI_execute("SELECT table_name, index_name, backfill_pk, backfill_sk FROM dynindex.indexes "
+					"WHERE is_global AND status = 'CREATING' ORDER BY created_at LIMIT 1 FOR UPDATE",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not look for backfills");
+	if (SPI_processed == 0)
+		goto done;
+	table_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	index_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	from_pk = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &has_from);
+	from_sk = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull);
+	has_from = !has_from;
+	if (has_from)
+	{
+		from_pk = PointerGetDatum(DatumGetByteaPCopy(from_pk));
+		from_sk = PointerGetDatum(DatumGetByteaPCopy(from_sk));
+	}
+	t = DynCatalogGetTable(table_name);
+	if (t == NULL)
+		goto done;
+	for (i = 0; i < t->nindexes; i++)
+		if (strcmp(t->indexes[i].name, index_name) == 0)
+			idx = &t->indexes[i];
+	if (idx == NULL)
+		goto done;
+
+	{
+		Oid			types[3] = {BYTEAOID, BYTEAOID, INT4OID};
+		Datum		args[3] = {from_pk, from_sk, Int32GetDatum(BACKFILL_CHUNK)};
+		const char *sql = has_from ?
+			psprintf("SELECT pk, sk, item FROM %s WHERE (pk, sk) > ($1, $2) ORDER BY pk, sk LIMIT $3", t->storage) :
+			psprintf("SELECT pk, sk, item FROM %s ORDER BY pk, sk LIMIT $3", t->storage);
+
+		if (!has_from)
+			args[0] = args[1] = PointerGetDatum(DynEncodeKeyBytes(NULL, false));
+		if (SPI_execute_with_args(sql, 3, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not read items to backfill");
+	}
+	rows = SPI_tuptable;
+	n = SPI_processed;
+	for (i = 0; i < (int) n; i++)
+	{
+		bytea	   *pk = DatumGetByteaPCopy(SPI_getbinval(rows->vals[i], rows->tupdesc, 1, &isnull));
+		bytea	   *sk = DatumGetByteaPCopy(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
+		Jsonb	   *item = DatumGetJsonbP(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
+
+		sync_entry(t, idx, pk, sk, DynItemFromStored(item));
+		if (i == (int) n - 1)
+		{
+			from_pk = PointerGetDatum(pk);
+			from_sk = PointerGetDatum(sk);
+		}
+	}
+	{
+		Oid			types[4] = {TEXTOID, TEXTOID, BYTEAOID, BYTEAOID};
+		Datum		args[4] = {CStringGetTextDatum(table_name), CStringGetTextDatum(index_name), from_pk, from_sk};
+		const char *sql = n < BACKFILL_CHUNK ?
+			"UPDATE dynindex.indexes SET status = 'ACTIVE', backfilling = false, backfill_pk = NULL, "
+			"backfill_sk = NULL WHERE table_name = $1 AND index_name = $2 AND $3 IS NOT DISTINCT FROM $3 AND $4 IS NOT DISTINCT FROM $4" :
+			"UPDATE dynindex.indexes SET backfill_pk = $3, backfill_sk = $4 WHERE table_name = $1 AND index_name = $2";
+
+		if (n == 0 && !has_from)
+			args[2] = args[3] = PointerGetDatum(DynEncodeKeyBytes(NULL, false));
+		if (SPI_execute_with_args(sql, 4, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not record backfill progress");
+		if (n < BACKFILL_CHUNK)
+			DynCatalogChanged();
+	}
+	more = true;				/* look again: another chunk or another index */
+
+done:
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return more;
+}

@@ -1,0 +1,57 @@
+/*
+ * indexes.h — secondary index maintenance.
+ *
+ * Every write path calls DynIndexesCheckItem before writing a new item and
+ * DynIndexesOnWrite after writing (old/new may be NULL).  LSIs are
+ * maintained right there, in the writing transaction (lsi.c); GSIs get one
+ * change record in the durable queue, applied after commit by a background
+ * worker (gsi_capture.c, gsi_apply.c, src/worker/).
+ *
+ * Index storage relations hold (ipk, isk, pk, sk, size, item) with primary
+ * key (ipk, isk, pk, sk): the encoded index key, then the base key so ties
+ * are ordered by base key.  A single key attribute is encoded raw (like the
+ * table's own keys); several attributes (multi-attribute GSI keys) are the
+ * concatenation of their terminated encodings.  A hash-only GSI has isk = ''.
+ * item is the projected entry: table keys, index keys and projected
+ * attributes; size is its DynamoDB size.
+ */
+#ifndef DYNINDEX_INDEXES_H
+#define DYNINDEX_INDEXES_H
+
+#include "catalog/catalog.h"
+#include "storage/storage.h"
+
+/* ---- indexes.c ---- */
+
+/*
+ * Check an item about to be written against every index's key attributes:
+ * a present key attribute of the wrong type or an empty S/B value is a
+ * ValidationException with DynamoDB's message, and nothing is written.
+ */
+extern void DynIndexesCheckItem(DynTable *t, const DynValue *item);
+
+/*
+ * Compute the encoded index key of an item; false when the item is not in
+ * the index (it lacks a key attribute: sparse).
+ */
+extern bool DynIndexEntryKey(DynTable *t, DynIndex *idx, const DynValue *item,
+							 bytea **ipk, bytea **isk);
+
+/* The projected index entry of an item (table keys, index keys, projection). */
+extern DynValue *DynIndexProject(DynTable *t, DynIndex *idx, const DynValue *item);
+
+/* Is attribute name projected into the index (keys always are)? */
+extern bool DynIndexProjects(DynTable *t, DynIndex *idx, const char *name, int namelen);
+
+/* Maintain every index after a write of one item (old/new: NULL if absent). */
+extern void DynIndexesOnWrite(DynTable *t, const DynKey *key, const DynValue *old, const DynValue *new);
+
+/* ---- lsi.c ---- */
+extern void DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key,
+						  const DynValue *old, const DynValue *new);
+
+/* ---- gsi_capture.c ---- */
+/* Record that the item with this key changed (applied to GSIs after commit). */
+extern void DynGsiCapture(DynTable *t, const DynKey *key);
+
+#endif

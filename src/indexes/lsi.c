@@ -1,0 +1,79 @@
+/*
+ * lsi.c — local secondary indexes, maintained inside the writing
+ * transaction: the old entry leaves, the new entry enters, under the base
+ * item's row lock, so a strongly consistent Query on the LSI sees the write
+ * exactly when it commits.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+
+#include "indexes/indexes.h"
+
+enum
+{
+	LSI_PLAN_DELETE,
+	LSI_PLAN_UPSERT
+};
+
+/* The index's prepared plan, preparing it on first use. */
+static SPIPlanPtr
+lsi_plan(DynIndex *idx, int which)
+{
+	static Oid	types[6] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID, INT4OID, JSONBOID};
+	const char *sql;
+	SPIPlanPtr	plan;
+
+	if (idx->plans[which])
+		return idx->plans[which];
+	if (which == LSI_PLAN_DELETE)
+		sql = psprintf("DELETE FROM %s WHERE ipk = $1 AND isk = $2 AND pk = $3 AND sk = $4", idx->storage);
+	else
+		sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($1, $2, $3, $4, $5, $6) "
+					   "ON CONFLICT (ipk, isk, pk, sk) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
+					   idx->storage);
+	plan = SPI_prepare(sql, which == LSI_PLAN_DELETE ? 4 : 6, types);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not prepare \"%s\"", sql);
+	idx->plans[which] = plan;
+	return plan;
+}
+
+/* Same bytes? */
+static bool
+bytea_eq(const bytea *a, const bytea *b)
+{
+	return VARSIZE(a) == VARSIZE(b) && memcmp(VARDATA(a), VARDATA(b), VARSIZE(a) - VARHDRSZ) == 0;
+}
+
+/* Maintain one LSI after a write. */
+void
+DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old, const DynValue *new)
+{
+	bytea	   *oipk = NULL;
+	bytea	   *oisk = NULL;
+	bytea	   *nipk = NULL;
+	bytea	   *nisk = NULL;
+	bool		old_in = old && DynIndexEntryKey(t, idx, old, &oipk, &oisk);
+	bool		new_in = new && DynIndexEntryKey(t, idx, new, &nipk, &nisk);
+
+	if (old_in && !(new_in && bytea_eq(oipk, nipk) && bytea_eq(oisk, nisk)))
+	{
+		Datum		args[4] = {PointerGetDatum(oipk), PointerGetDatum(oisk),
+		PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
+
+		if (SPI_execute_plan(lsi_plan(idx, LSI_PLAN_DELETE), args, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not delete LSI entry");
+	}
+	if (new_in)
+	{
+		DynValue   *entry = DynIndexProject(t, idx, new);
+		Datum		args[6] = {PointerGetDatum(nipk), PointerGetDatum(nisk),
+			PointerGetDatum(key->pk), PointerGetDatum(key->sk),
+			Int32GetDatum((int32) DynItemSize(entry)), JsonbPGetDatum(DynItemToJsonb(entry))};
+
+		if (SPI_execute_plan(lsi_plan(idx, LSI_PLAN_UPSERT), args, NULL, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not write LSI entry");
+	}
+}

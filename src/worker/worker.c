@@ -1,0 +1,364 @@
+/*
+ * worker.c — the launcher and the per-database GSI workers.
+ *
+ * The launcher (a static background worker, so it exists only when dynindex
+ * is in shared_preload_libraries) keeps one dynamic worker running for each
+ * database slot.  At startup it registers every connectable database, so a
+ * queue left by a crash is drained without waiting for a new write; a
+ * worker whose database has no dynindex exits and its slot is released.
+ * Writers register their database (DynWorkerWake) when they queue a GSI
+ * change and set the worker's latch at commit.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_database.h"
+#include "commands/extension.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "tcop/tcopprot.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "worker/worker.h"
+
+#define MAX_DB_SLOTS 64
+
+int			dynindex_worker_naptime_ms = 1000;
+int			dynindex_gsi_batch_size = 500;
+
+typedef struct WorkerSlot
+{
+	Oid			dboid;			/* InvalidOid: free */
+	bool		started;		/* the launcher registered a worker */
+	bool		absent;			/* the database has no dynindex */
+	pid_t		pid;			/* the running worker, or 0 */
+	Latch	   *latch;			/* the running worker's latch */
+} WorkerSlot;
+
+typedef struct DynShared
+{
+	LWLock	   *lock;
+	Latch	   *launcher_latch;
+	WorkerSlot	slots[MAX_DB_SLOTS];
+} DynShared;
+
+static DynShared *shared = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Ask for our shared memory. */
+static void
+dyn_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(DynShared)));
+	RequestNamedLWLockTranche("dynindex", 1);
+}
+
+/* Create or attach our shared memory. */
+static void
+dyn_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	shared = ShmemInitStruct("dynindex", sizeof(DynShared), &found);
+	if (!found)
+	{
+		memset(shared, 0, sizeof(DynShared));
+		shared->lock = &(GetNamedLWLockTranche("dynindex"))->lock;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Register GUCs, hooks and the launcher. */
+void
+DynWorkerInit(void)
+{
+	BackgroundWorker bgw;
+
+	DefineCustomIntVariable("dynindex.worker_naptime",
+							"How long a GSI worker sleeps when idle (it is woken at every commit that queues changes).",
+							NULL, &dynindex_worker_naptime_ms, 1000, 10, 3600000,
+							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.gsi_batch_size",
+							"Queued GSI changes a worker applies per transaction.",
+							NULL, &dynindex_gsi_batch_size, 500, 1, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = dyn_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = dyn_shmem_startup;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 5;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_launcher_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex launcher");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex launcher");
+	RegisterBackgroundWorker(&bgw);
+}
+
+/* Find or claim the slot of a database; caller holds the lock exclusively. */
+static WorkerSlot *
+slot_for(Oid dboid, bool create)
+{
+	int			i;
+	WorkerSlot *free_slot = NULL;
+
+	for (i = 0; i < MAX_DB_SLOTS; i++)
+	{
+		if (shared->slots[i].dboid == dboid)
+			return &shared->slots[i];
+		if (free_slot == NULL && shared->slots[i].dboid == InvalidOid)
+			free_slot = &shared->slots[i];
+	}
+	if (!create || free_slot == NULL)
+		return NULL;
+	memset(free_slot, 0, sizeof(WorkerSlot));
+	free_slot->dboid = dboid;
+	return free_slot;
+}
+
+/* Wake the GSI worker of a database, asking the launcher for one if needed. */
+void
+DynWorkerWake(Oid dboid)
+{
+	WorkerSlot *slot;
+	Latch	   *latch = NULL;
+	Latch	   *launcher = NULL;
+
+	if (shared == NULL)
+		return;					/* not preloaded: workers are not available */
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	slot = slot_for(dboid, true);
+	if (slot)
+	{
+		slot->absent = false;
+		if (slot->pid != 0)
+			latch = slot->latch;
+		else
+			launcher = shared->launcher_latch;
+	}
+	LWLockRelease(shared->lock);
+	if (latch)
+		SetLatch(latch);
+	if (launcher)
+		SetLatch(launcher);
+}
+
+/* Start a worker for a slot. */
+static void
+start_worker(WorkerSlot *slot)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_worker_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex worker %u", slot->dboid);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex worker");
+	bgw.bgw_main_arg = ObjectIdGetDatum(slot->dboid);
+	bgw.bgw_notify_pid = MyProcPid;
+	if (RegisterDynamicBackgroundWorker(&bgw, &handle))
+		slot->started = true;
+}
+
+/* Register every connectable database (launcher startup). */
+static void
+register_databases(void)
+{
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		if (db->datallowconn && !db->datistemplate)
+			slot_for(db->oid, true);
+	}
+	LWLockRelease(shared->lock);
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* The launcher: keep a worker running for every registered database. */
+void
+dynindex_launcher_main(Datum arg)
+{
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	shared->launcher_latch = MyLatch;
+	/* workers of a previous launcher are gone or will re-attach */
+	LWLockRelease(shared->lock);
+	register_databases();
+
+	for (;;)
+	{
+		int			i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		for (i = 0; i < MAX_DB_SLOTS; i++)
+		{
+			WorkerSlot *slot = &shared->slots[i];
+
+			if (slot->dboid == InvalidOid)
+				continue;
+			if (slot->absent)
+			{
+				slot->dboid = InvalidOid;	/* no dynindex there: release */
+				continue;
+			}
+			if (slot->pid == 0 && !slot->started)
+				start_worker(slot);
+		}
+		LWLockRelease(shared->lock);
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1000L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* Worker exit: clear our slot so the launcher can start another. */
+static void
+worker_detach(int code, Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	WorkerSlot *slot;
+	Latch	   *launcher;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	slot = slot_for(dboid, false);
+	if (slot && slot->pid == MyProcPid)
+	{
+		slot->pid = 0;
+		slot->latch = NULL;
+		slot->started = false;
+	}
+	launcher = shared->launcher_latch;
+	LWLockRelease(shared->lock);
+	if (launcher)
+		SetLatch(launcher);
+}
+
+/* Does this database have the extension? */
+static bool
+extension_present(void)
+{
+	bool		present;
+
+	StartTransactionCommand();
+	present = OidIsValid(get_extension_oid("dynindex", true));
+	CommitTransactionCommand();
+	return present;
+}
+
+/* A per-database worker: apply queued GSI changes and run backfills. */
+void
+dynindex_worker_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	WorkerSlot *slot;
+	MemoryContext loop_cxt;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	slot = slot_for(dboid, false);
+	if (slot == NULL || (slot->pid != 0 && slot->pid != MyProcPid))
+	{
+		LWLockRelease(shared->lock);
+		proc_exit(0);
+	}
+	slot->pid = MyProcPid;
+	slot->latch = MyLatch;
+	LWLockRelease(shared->lock);
+	before_shmem_exit(worker_detach, ObjectIdGetDatum(dboid));
+
+	if (!extension_present())
+	{
+		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		slot->absent = true;
+		LWLockRelease(shared->lock);
+		proc_exit(0);
+	}
+
+	loop_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex worker loop", ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		bool		more;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		ResetLatch(MyLatch);
+		MemoryContextSwitchTo(loop_cxt);
+		if (!extension_present())
+		{
+			LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+			slot->absent = true;
+			LWLockRelease(shared->lock);
+			proc_exit(0);
+		}
+		pgstat_report_activity(STATE_RUNNING, "applying GSI changes");
+		while (DynGsiApplyBatch() > 0)
+			CHECK_FOR_INTERRUPTS();
+		more = DynGsiBackfillStep();
+		pgstat_report_activity(STATE_IDLE, NULL);
+		MemoryContextReset(loop_cxt);
+		if (more)
+			continue;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 dynindex_worker_naptime_ms, PG_WAIT_EXTENSION);
+	}
+}

@@ -1,0 +1,29 @@
+/*
+ * worker.h — background workers: a launcher started from
+ * shared_preload_libraries and one GSI worker per database that uses
+ * dynindex.  Shared memory holds one slot per database so that writers can
+ * wake their database's worker at commit.
+ */
+#ifndef DYNINDEX_WORKER_H
+#define DYNINDEX_WORKER_H
+
+/* Register GUCs, shared memory hooks and the launcher (from _PG_init). */
+extern void DynWorkerInit(void);
+/* Wake the GSI worker of a database (starting one if needed). */
+extern void DynWorkerWake(Oid dboid);
+
+/* bgworker entry points */
+extern PGDLLEXPORT void dynindex_launcher_main(Datum arg);
+extern PGDLLEXPORT void dynindex_worker_main(Datum arg);
+
+/* GUCs */
+extern int	dynindex_worker_naptime_ms;
+extern int	dynindex_gsi_batch_size;
+
+/* ---- src/indexes/gsi_apply.c (run by the worker) ---- */
+/* Apply one batch of queued changes; returns how many were applied. */
+extern int	DynGsiApplyBatch(void);
+/* Do one step of any pending GSI backfill; returns true if work remains. */
+extern bool DynGsiBackfillStep(void);
+
+#endif
