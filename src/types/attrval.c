@@ -175,6 +175,9 @@ duplicates_message(DynType t, JsonbValue *elems, int n)
 	StringInfoData buf;
 	int			i;
 
+	/* DynamoDB lists the members of SS and BS, but not of NS */
+	if (t == DYN_NS)
+		return "Input collection contains duplicates";
 	initStringInfo(&buf);
 	appendStringInfoString(&buf, "One or more parameter values were invalid: Input collection [");
 	for (i = 0; i < n; i++)
@@ -237,7 +240,7 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 	{
 		*errmsg = t == DYN_SS ? "One or more parameter values were invalid: An string set  may not be empty" :
 			t == DYN_NS ? "One or more parameter values were invalid: An number set  may not be empty" :
-			"One or more parameter values were invalid: An binary set  may not be empty";
+			"One or more parameter values were invalid: Binary sets should not be empty";
 		return NULL;
 	}
 	if (!trusted && n > 1)
