@@ -10,6 +10,7 @@
 #include "catalog/catalog.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
+#include "indexes/indexes.h"
 
 PG_MODULE_MAGIC;
 
@@ -24,6 +25,7 @@ _PG_init(void)
 							NULL, &dynindex_table_partitions, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DynWorkerInit();
+	DynCollectionInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

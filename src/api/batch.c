@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "api/items.h"
 #include "common/errors.h"
+#include "indexes/indexes.h"
 
 #define MAX_BATCH_GET_KEYS		100
 #define MAX_BATCH_WRITE_ITEMS	25
@@ -260,6 +261,40 @@ batch_delete(DynTable *t, const DynValue *old, void *arg)
 	return NULL;
 }
 
+/*
+ * ItemCollectionMetrics of a BatchWriteItem (ReturnItemCollectionMetrics=SIZE):
+ * table name -> one metrics object per write to a table with an LSI.
+ */
+static void
+push_collection_metrics(JsonbParseState **st, JsonbContainer *r, DynTable **tables, WriteOp **ops,
+						int *nops, int ntables)
+{
+	int			i;
+	int			j;
+	bool		any = false;
+
+	if (!RqStringIs(r, "ReturnItemCollectionMetrics", "SIZE"))
+		return;
+	for (i = 0; i < ntables; i++)
+	{
+		if (!DynTableHasLsi(tables[i]) || nops[i] == 0)
+			continue;
+		if (!any)
+		{
+			RqPushKey(st, "ItemCollectionMetrics");
+			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+			any = true;
+		}
+		RqPushKey(st, tables[i]->name);
+		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+		for (j = 0; j < nops[i]; j++)
+			DynCollectionPushMetrics(st, tables[i], &ops[i][j].key);
+		pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	}
+	if (any)
+		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
 /* BatchWriteItem */
 Jsonb *
 DynBatchWriteItem(Jsonb *req)
@@ -369,5 +404,6 @@ DynBatchWriteItem(Jsonb *req)
 			DynPushCapacityObject(&st, WJB_ELEM, mode, tables[i]->name, units[i], false);
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	}
+	push_collection_metrics(&st, r, tables, ops, nops, ntables);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }

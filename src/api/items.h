@@ -59,6 +59,9 @@ extern double DynWriteUnits(int64 size);
 /* Push "ConsumedCapacity": {...} for one table. */
 extern void DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode,
 									const char *table, double units, bool is_read);
+/* Push "ItemCollectionMetrics" for ReturnItemCollectionMetrics=SIZE on a table with an LSI. */
+extern void DynPushItemCollectionMetrics(JsonbParseState **st, JsonbContainer *r, DynTable *t,
+										 const DynKey *key);
 /* The ConsumedCapacity object alone (for batch lists). */
 extern void DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityMode mode,
 								  const char *table, double units, bool is_read);

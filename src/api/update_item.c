@@ -197,5 +197,6 @@ DynUpdateItem(Jsonb *req)
 	}
 	DynPushConsumedCapacity(&st, DynCapacityModeOf(r), t->name,
 							DynWriteUnits(Max(res.oldsize, res.newsize)), false);
+	DynPushItemCollectionMetrics(&st, r, t, &key);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }

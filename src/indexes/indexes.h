@@ -50,6 +50,20 @@ extern void DynIndexesOnWrite(DynTable *t, const DynKey *key, const DynValue *ol
 extern void DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key,
 						  const DynValue *old, const DynValue *new);
 
+/* ---- collection.c (item collections of tables with LSIs) ---- */
+extern double dynindex_item_collection_size_limit;	/* GUC, bytes */
+/* Register dynindex.item_collection_size_limit (from _PG_init). */
+extern void DynCollectionInit(void);
+/* Does the table have a local secondary index? */
+extern bool DynTableHasLsi(DynTable *t);
+/* Size in bytes of the item collection of an encoded partition key. */
+extern int64 DynCollectionSize(DynTable *t, bytea *pk);
+/* After a write: ItemCollectionSizeLimitExceededException if it grew a collection over the limit. */
+extern void DynCollectionCheckWrite(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
+									const DynValue *new, int32 newsize);
+/* Push one ItemCollectionMetrics object for the collection of key. */
+extern void DynCollectionPushMetrics(JsonbParseState **st, DynTable *t, const DynKey *key);
+
 /* ---- gsi_capture.c ---- */
 /* Record that the item with this key changed (applied to GSIs after commit). */
 extern void DynGsiCapture(DynTable *t, const DynKey *key);

@@ -1,0 +1,181 @@
+/*
+ * collection.c — item collections of tables with local secondary indexes:
+ * the size limit per partition key (ItemCollectionSizeLimitExceededException)
+ * and ItemCollectionMetrics.
+ *
+ * An item collection is every base item with one partition key plus every
+ * LSI entry with that partition key.  Its size is summed when needed from
+ * the storage relations (the table's rows with that pk, each LSI's entries
+ * with that ipk): btree range scans proportional to the collection, run only
+ * for tables that have LSIs, and for the limit only when a write grows the
+ * collection.  DynamoDB counts an LSI entry as its projected size plus 100
+ * bytes of overhead; we do the same.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/numeric.h"
+
+#include "common/errors.h"
+#include "indexes/indexes.h"
+
+/* DynamoDB's per-entry overhead of a local secondary index entry. */
+#define LSI_ENTRY_OVERHEAD 100
+/* t->plans slot of the collection-size plan (storage.c uses the low slots). */
+#define COLLECTION_PLAN_SLOT 15
+
+double		dynindex_item_collection_size_limit = 10737418240.0;	/* 10 GB */
+
+/* Register the GUC (from _PG_init). */
+void
+DynCollectionInit(void)
+{
+	DefineCustomRealVariable("dynindex.item_collection_size_limit",
+							 "Largest item collection (bytes: items of one partition key plus their LSI entries) of a table with local secondary indexes.",
+							 "DynamoDB's limit is 10 GB; set it lower to test ItemCollectionSizeLimitExceededException.",
+							 &dynindex_item_collection_size_limit,
+							 10737418240.0, 0.0, 1e15,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/* Does the table have a local secondary index? */
+bool
+DynTableHasLsi(DynTable *t)
+{
+	int			i;
+
+	for (i = 0; i < t->nindexes; i++)
+		if (!t->indexes[i].is_global)
+			return true;
+	return false;
+}
+
+/* The table's prepared collection-size plan, preparing it on first use. */
+static SPIPlanPtr
+collection_plan(DynTable *t)
+{
+	static Oid	types[1] = {BYTEAOID};
+	StringInfoData sql;
+	SPIPlanPtr	plan;
+	int			i;
+
+	if (t->plans[COLLECTION_PLAN_SLOT])
+		return t->plans[COLLECTION_PLAN_SLOT];
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT (SELECT coalesce(sum(size), 0) FROM %s WHERE pk = $1)::int8", t->storage);
+	for (i = 0; i < t->nindexes; i++)
+		if (!t->indexes[i].is_global)
+			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE ipk = $1)::int8",
+							 LSI_ENTRY_OVERHEAD, t->indexes[i].storage);
+	plan = SPI_prepare(sql.data, 1, types);
+	if (plan == NULL || SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not prepare \"%s\"", sql.data);
+	t->plans[COLLECTION_PLAN_SLOT] = plan;
+	return plan;
+}
+
+/* Current size in bytes of the item collection of partition key pk. */
+int64
+DynCollectionSize(DynTable *t, bytea *pk)
+{
+	Datum		args[1] = {PointerGetDatum(pk)};
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute_plan(collection_plan(t), args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not compute the item collection size");
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/* What one item contributes to its collection: the item and its LSI entries. */
+static int64
+contribution(DynTable *t, const DynValue *item, int32 size)
+{
+	int64		total = size;
+	int			i;
+
+	if (item == NULL)
+		return 0;
+	for (i = 0; i < t->nindexes; i++)
+	{
+		DynIndex   *idx = &t->indexes[i];
+		bytea	   *ipk;
+		bytea	   *isk;
+
+		if (idx->is_global || !DynIndexEntryKey(t, idx, item, &ipk, &isk))
+			continue;
+		total += LSI_ENTRY_OVERHEAD +
+			(idx->projection == DYN_PROJ_ALL ? size : DynItemSize(DynIndexProject(t, idx, item)));
+	}
+	return total;
+}
+
+/*
+ * After a write to a table with LSIs: if it grew the item collection, check
+ * the collection against the limit.  Writes that do not grow it (deletes,
+ * shrinking updates) are always allowed, as in DynamoDB.
+ */
+void
+DynCollectionCheckWrite(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
+						const DynValue *new, int32 newsize)
+{
+	if (!DynTableHasLsi(t) || new == NULL)
+		return;
+	if (contribution(t, new, newsize) <= contribution(t, old, oldsize))
+		return;
+	if ((double) DynCollectionSize(t, key->pk) > dynindex_item_collection_size_limit)
+		DynError(DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED, "Collection size exceeded.");
+}
+
+/* Push a numeric with one decimal, as DynamoDB prints doubles (0.0, 1.0). */
+static void
+push_gb(JsonbParseState **st, int64 gb)
+{
+	JsonbValue	v;
+
+	v.type = jbvNumeric;
+	v.val.numeric = DatumGetNumeric(DirectFunctionCall3(numeric_in,
+														CStringGetDatum(psprintf(INT64_FORMAT ".0", gb)),
+														ObjectIdGetDatum(InvalidOid),
+														Int32GetDatum(-1)));
+	pushJsonbValue(st, WJB_ELEM, &v);
+}
+
+/*
+ * Push one ItemCollectionMetrics object (as a member value or list element):
+ * {"ItemCollectionKey": {<hash>: value}, "SizeEstimateRangeGB": [lo, hi]}
+ * where lo is the collection size in whole GB rounded down and hi = lo + 1
+ * (DynamoDB's estimate is a 1 GB bracket around the size).
+ */
+void
+DynCollectionPushMetrics(JsonbParseState **st, DynTable *t, const DynKey *key)
+{
+	int64		gb = DynCollectionSize(t, key->pk) / (INT64CONST(1024) * 1024 * 1024);
+	JsonbValue	k;
+
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	k.type = jbvString;
+	k.val.string.val = "ItemCollectionKey";
+	k.val.string.len = strlen(k.val.string.val);
+	pushJsonbValue(st, WJB_KEY, &k);
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	k.val.string.val = t->hash.name;
+	k.val.string.len = strlen(k.val.string.val);
+	pushJsonbValue(st, WJB_KEY, &k);
+	DynValuePushJsonb(st, key->hash);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	k.val.string.val = "SizeEstimateRangeGB";
+	k.val.string.len = strlen(k.val.string.val);
+	pushJsonbValue(st, WJB_KEY, &k);
+	pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+	push_gb(st, gb);
+	push_gb(st, gb + 1);
+	pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
