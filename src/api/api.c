@@ -19,7 +19,6 @@ typedef struct OperationEntry
 	DynOperation fn;
 } OperationEntry;
 
-extern Jsonb *DynUpdateItem(Jsonb *req);	/* update_item.c; belongs in api.h */
 
 static const OperationEntry operations[] = {
 	{"BatchGetItem", DynBatchGetItem},
@@ -31,8 +30,10 @@ static const OperationEntry operations[] = {
 	{"GetItem", DynGetItem},
 	{"ListTables", DynListTables},
 	{"PutItem", DynPutItem},
+	{"Query", DynQuery},	/* src/api/query_scan.c */
+	{"Scan", DynScan},		/* src/api/query_scan.c */
 	{"UpdateTable", DynUpdateTable},
-	{"UpdateItem", DynUpdateItem},	/* src/api/update_item.c */
+	{"UpdateItem", DynUpdateItem},
 	{NULL, NULL}
 };
 

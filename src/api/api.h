@@ -22,8 +22,15 @@ extern Jsonb *DynPutItem(Jsonb *req);
 extern Jsonb *DynGetItem(Jsonb *req);
 extern Jsonb *DynDeleteItem(Jsonb *req);
 
+/* update_item.c */
+extern Jsonb *DynUpdateItem(Jsonb *req);
+
 /* batch.c */
 extern Jsonb *DynBatchGetItem(Jsonb *req);
 extern Jsonb *DynBatchWriteItem(Jsonb *req);
+
+/* query_scan.c */
+extern Jsonb *DynQuery(Jsonb *req);
+extern Jsonb *DynScan(Jsonb *req);
 
 #endif
