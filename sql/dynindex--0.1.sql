@@ -202,3 +202,12 @@ AS 'MODULE_PATHNAME', 'dynindex_encode_key'
 LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION dynindex.encode_key(jsonb, boolean) IS
   'The order-preserving key encoding of an S, N or B AttributeValue, as stored: byte order equals DynamoDB order; terminated => true gives the self-delimiting form used in multi-attribute keys.';
+
+-- query and scan (src/api/query_scan.c, docs/query.md)
+
+CREATE FUNCTION dynindex.key_segment(key bytea, total_segments int4)
+RETURNS int4
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+AS 'MODULE_PATHNAME', 'dynindex_key_segment';
+COMMENT ON FUNCTION dynindex.key_segment(bytea, int4) IS
+    'Parallel-scan segment (0 .. total_segments-1) of an encoded partition key; Scan''s Segment/TotalSegments split items by it.';

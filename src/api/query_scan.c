@@ -1,0 +1,990 @@
+/*
+ * query_scan.c — Query and Scan: one paged range reader over a table's or an
+ * index's storage relation, forward or backward, with DynamoDB's Limit
+ * (counted before the filter), 1 MB page, filter, projection, Select,
+ * LastEvaluatedKey / ExclusiveStartKey, parallel-scan segments and capacity.
+ *
+ * Reading is keyset paging over the btree: each batch is one prepared
+ *   SELECT <key cols>, size, item FROM rel WHERE [hash = $1 AND]
+ *     (cols) >= (lo) [AND (cols) < (hi)] ORDER BY cols [DESC] LIMIT n
+ * and the next batch starts just after the last row read, so the cost of a
+ * page grows with the rows read, never with the table size.  A table's
+ * columns are (pk | sk); an index's are (ipk | isk, pk, sk), so ties on the
+ * index key are ordered by the base key, also backwards.  The successor of a
+ * tuple (.., x) in that order is (.., x || '\x00').
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "api/api.h"
+#include "api/items.h"
+#include "api/query.h"
+#include "common/errors.h"
+#include "expr/expr_ast.h"
+
+#define PAGE_BYTES		(1024 * 1024)
+#define FIRST_BATCH		64
+#define MAX_BATCH		1024
+#define MAX_KEY_COLS	4
+
+/* ---------------------------------------------------------------- schemas */
+
+static const char *const select_enum[] = {
+	"SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES", NULL
+};
+static const char *const conditional_operator_enum[] = {"OR", "AND", NULL};
+static const char *const comparison_operator_enum[] = {
+	"IN", "NULL", "BETWEEN", "LT", "NOT_CONTAINS", "EQ", "GT", "NOT_NULL", "NE", "LE",
+	"BEGINS_WITH", "GE", "CONTAINS", NULL
+};
+static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
+static const RqField string_elem = {.type = RQ_STRING};
+static const RqField condition_fields[] = {
+	{.name = "AttributeValueList",.type = RQ_LIST,.elem = &attrvalue_elem},
+	{.name = "ComparisonOperator",.type = RQ_STRING,.enumvals = comparison_operator_enum},
+	{0}
+};
+static const RqField condition_elem = {.type = RQ_STRUCT,.structname = "Condition",.fields = condition_fields};
+
+#define TABLE_NAME_FIELD {.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255}
+#define INDEX_NAME_FIELD {.name = "IndexName",.type = RQ_STRING,.namepattern = true,.minlen = 3,.maxlen = 255}
+
+static const RqField query_fields[] = {
+	{.name = "Select",.type = RQ_STRING,.enumvals = select_enum},
+	INDEX_NAME_FIELD,
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	{.name = "QueryFilter",.type = RQ_MAP,.elem = &condition_elem},
+	TABLE_NAME_FIELD,
+	{.name = "ConditionalOperator",.type = RQ_STRING,.enumvals = conditional_operator_enum},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 255},
+	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1},
+	{.name = "KeyConditions",.type = RQ_MAP,.elem = &condition_elem},
+	{.name = "ExclusiveStartKey",.type = RQ_MAP,.elem = &attrvalue_elem},
+	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
+	{.name = "ScanIndexForward",.type = RQ_BOOLEAN},
+	{.name = "KeyConditionExpression",.type = RQ_STRING},
+	{.name = "FilterExpression",.type = RQ_STRING},
+	{.name = "ProjectionExpression",.type = RQ_STRING},
+	{.name = "ExpressionAttributeValues",.type = RQ_MAP,.elem = &attrvalue_elem},
+	{.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem},
+	{0}
+};
+
+static const RqField scan_fields[] = {
+	{.name = "Select",.type = RQ_STRING,.enumvals = select_enum},
+	INDEX_NAME_FIELD,
+	{.name = "TotalSegments",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.hasmax = true,.maxval = 1000000},
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	TABLE_NAME_FIELD,
+	{.name = "ConditionalOperator",.type = RQ_STRING,.enumvals = conditional_operator_enum},
+	{.name = "ScanFilter",.type = RQ_MAP,.elem = &condition_elem},
+	{.name = "Segment",.type = RQ_INTEGER,.hasmin = true,.minval = 0,.hasmax = true,.maxval = 999999},
+	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 255},
+	{.name = "ExclusiveStartKey",.type = RQ_MAP,.elem = &attrvalue_elem},
+	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
+	{.name = "FilterExpression",.type = RQ_STRING},
+	{.name = "ProjectionExpression",.type = RQ_STRING},
+	{.name = "ExpressionAttributeValues",.type = RQ_MAP,.elem = &attrvalue_elem},
+	{.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem},
+	{0}
+};
+
+/* ---------------------------------------------------------------- request state */
+
+typedef enum SelectKind
+{
+	SEL_ALL_ATTRIBUTES,
+	SEL_ALL_PROJECTED,
+	SEL_SPECIFIC,
+	SEL_COUNT
+} SelectKind;
+
+/* Everything a page read needs. */
+typedef struct ReadSpec
+{
+	DynTable   *t;
+	DynIndex   *idx;			/* NULL: the table itself */
+	DynKeySchema ks;
+	bool		is_query;
+	bool		forward;
+	bool		consistent;
+	int64		limit;			/* 0: none */
+	DynExpr    *filter;
+	DynExpr    *proj;
+	SelectKind	select;
+	bool		fetch_base;		/* LSI: read each base item */
+	DynCapacityMode cap;
+	int			segment;
+	int			total_segments; /* 0: not a parallel scan */
+
+	/* the relation and its key columns: [hash |] tuple */
+	const char *rel;
+	int			nfixed;			/* 1 for Query (the hash column), 0 for Scan */
+	int			ncols;			/* key columns in all */
+	const char *cols[MAX_KEY_COLS];
+	bytea	   *fixed;			/* Query: the hash column value */
+	bytea	   *lo[MAX_KEY_COLS];	/* tuple lower bound (inclusive) */
+	bytea	   *hi[MAX_KEY_COLS];	/* tuple upper bound (exclusive), hi[0] NULL: none */
+
+	/* LastEvaluatedKey attributes */
+	int			nlek;
+	const char *lek[2 + 2 * DYN_MAX_KEY_ATTRS];
+} ReadSpec;
+
+/* ---------------------------------------------------------------- plans */
+
+typedef struct PlanEntry
+{
+	char		sql[1024];		/* hash key */
+	SPIPlanPtr	plan;
+} PlanEntry;
+
+static HTAB *plan_cache = NULL;
+
+/* A kept plan for sql, prepared on first use. */
+static SPIPlanPtr
+cached_plan(const char *sql, int nargs, Oid *types)
+{
+	PlanEntry  *e;
+	bool		found;
+	SPIPlanPtr	plan;
+
+	if (plan_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(((PlanEntry *) 0)->sql);
+		ctl.entrysize = sizeof(PlanEntry);
+		plan_cache = hash_create("dynindex query plans", 64, &ctl, HASH_ELEM | HASH_STRINGS);
+	}
+	if (strlen(sql) >= sizeof(((PlanEntry *) 0)->sql))
+		elog(ERROR, "query text too long");
+	e = hash_search(plan_cache, sql, HASH_FIND, NULL);
+	if (e && e->plan)
+		return e->plan;
+	plan = SPI_prepare(sql, nargs, types);
+	if (plan == NULL)
+		elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "could not keep plan");
+	e = hash_search(plan_cache, sql, HASH_ENTER, &found);
+	e->plan = plan;
+	return plan;
+}
+
+/* Build and run one batch; leaves the rows in SPI_tuptable. */
+static void
+run_batch(ReadSpec *rs, bool has_hi, int64 n)
+{
+	StringInfoData sql;
+	Datum		args[2 * MAX_KEY_COLS + 4];
+	Oid			types[2 * MAX_KEY_COLS + 4];
+	int			nargs = 0;
+	int			ntuple = rs->ncols - rs->nfixed;
+	int			i;
+	int			ret;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (i = 0; i < rs->ncols; i++)
+		appendStringInfo(&sql, "%s, ", rs->cols[i]);
+	appendStringInfo(&sql, "size, item FROM %s WHERE ", rs->rel);
+	if (rs->nfixed)
+	{
+		types[nargs] = BYTEAOID;
+		args[nargs++] = PointerGetDatum(rs->fixed);
+		appendStringInfo(&sql, "%s = $%d AND ", rs->cols[0], nargs);
+	}
+	for (int pass = 0; pass < (has_hi ? 2 : 1); pass++)
+	{
+		bytea	  **b = pass == 0 ? rs->lo : rs->hi;
+
+		if (pass == 1)
+			appendStringInfoString(&sql, " AND ");
+		appendStringInfoChar(&sql, '(');
+		for (i = 0; i < ntuple; i++)
+			appendStringInfo(&sql, "%s%s", i ? ", " : "", rs->cols[rs->nfixed + i]);
+		appendStringInfo(&sql, ") %s (", pass == 0 ? ">=" : "<");
+		for (i = 0; i < ntuple; i++)
+		{
+			types[nargs] = BYTEAOID;
+			args[nargs++] = PointerGetDatum(b[i]);
+			appendStringInfo(&sql, "%s$%d", i ? ", " : "", nargs);
+		}
+		appendStringInfoChar(&sql, ')');
+	}
+	if (rs->total_segments > 0)
+	{
+		types[nargs] = INT4OID;
+		args[nargs++] = Int32GetDatum(rs->total_segments);
+		types[nargs] = INT4OID;
+		args[nargs++] = Int32GetDatum(rs->segment);
+		appendStringInfo(&sql, " AND dynindex.key_segment(%s, $%d) = $%d",
+						 rs->cols[0], nargs - 1, nargs);
+	}
+	appendStringInfoString(&sql, " ORDER BY ");
+	for (i = 0; i < ntuple; i++)
+		appendStringInfo(&sql, "%s%s%s", i ? ", " : "", rs->cols[rs->nfixed + i],
+						 rs->forward ? "" : " DESC");
+	types[nargs] = INT8OID;
+	args[nargs++] = Int64GetDatum(n);
+	appendStringInfo(&sql, " LIMIT $%d", nargs);
+
+	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types), args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
+	pfree(sql.data);
+}
+
+/* ---------------------------------------------------------------- keys */
+
+/* Compare two key tuples of n columns. */
+static int
+tuple_compare(bytea **a, bytea **b, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		int			c = DynBytesCompare(a[i], b[i]);
+
+		if (c != 0)
+			return c;
+	}
+	return 0;
+}
+
+/* The empty bytea. */
+static bytea *
+empty_bytea(void)
+{
+	bytea	   *b = palloc(VARHDRSZ);
+
+	SET_VARSIZE(b, VARHDRSZ);
+	return b;
+}
+
+/* Add an attribute name to the LastEvaluatedKey list unless present. */
+static void
+add_lek_attr(ReadSpec *rs, const char *name)
+{
+	int			i;
+
+	for (i = 0; i < rs->nlek; i++)
+		if (strcmp(rs->lek[i], name) == 0)
+			return;
+	rs->lek[rs->nlek++] = name;
+}
+
+/* Set up the relation, key columns and LastEvaluatedKey names. */
+static void
+setup_relation(ReadSpec *rs)
+{
+	int			i;
+
+	add_lek_attr(rs, rs->t->hash.name);
+	if (rs->t->has_range)
+		add_lek_attr(rs, rs->t->range.name);
+	if (rs->idx)
+	{
+		for (i = 0; i < rs->idx->nhash; i++)
+			add_lek_attr(rs, rs->idx->hash[i].name);
+		for (i = 0; i < rs->idx->nrange; i++)
+			add_lek_attr(rs, rs->idx->range[i].name);
+		rs->rel = rs->idx->storage;
+		rs->ncols = 4;
+		rs->cols[0] = "ipk";
+		rs->cols[1] = "isk";
+		rs->cols[2] = "pk";
+		rs->cols[3] = "sk";
+	}
+	else
+	{
+		rs->rel = rs->t->storage;
+		rs->ncols = 2;
+		rs->cols[0] = "pk";
+		rs->cols[1] = "sk";
+	}
+	for (i = 0; i < MAX_KEY_COLS; i++)
+	{
+		rs->lo[i] = empty_bytea();
+		rs->hi[i] = NULL;
+	}
+}
+
+/* Raise an ExclusiveStartKey attribute-value problem as DynamoDB words it. */
+static DynValue *
+parse_start_key(JsonbValue *jv)
+{
+	const char *msg;
+	DynValue   *v = DynItemFromJsonb(jv, &msg);
+
+	if (v == NULL)
+	{
+		if (strstr(msg, "contains duplicates") || strstr(msg, "number set") ||
+			strstr(msg, "numeric value") || strstr(msg, "significant digits") ||
+			strstr(msg, "number with magnitude"))
+			DynValidationError("%s", msg);
+		DynValidationError("The provided starting key is invalid: %s", msg);
+	}
+	return v;
+}
+
+/* Check one key attribute of a start key (DynamoDB's key-piece checks); prefix messages. */
+static DynValue *
+start_key_piece(DynValue *esk, const DynKeyAttr *ka, bool is_hash, const char *prefix)
+{
+	DynValue   *v = DynMapGetStr(esk, ka->name);
+
+	if (v == NULL || v->type != ka->type)
+		DynValidationError("%sThe provided key element does not match the schema", prefix);
+	if (v->type != DYN_N && v->u.str.len == 0)
+		DynValidationError("%sOne or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+						   prefix, v->type == DYN_S ? "string" : "binary", ka->name);
+	if (v->type != DYN_N && is_hash && v->u.str.len > DYN_MAX_HASH_KEY_SIZE)
+		DynValidationError("%sOne or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes", prefix);
+	if (v->type != DYN_N && !is_hash && v->u.str.len > DYN_MAX_RANGE_KEY_SIZE)
+		DynValidationError("%sOne or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes", prefix);
+	return v;
+}
+
+/*
+ * Validate ExclusiveStartKey and encode it as a full key tuple
+ * ([ipk, isk,] pk, sk).  Returns the number of columns.
+ */
+static int
+encode_start_key(ReadSpec *rs, JsonbValue *eskjv, bytea **tuple)
+{
+	DynValue   *esk = parse_start_key(eskjv);
+	DynValue   *hv[DYN_MAX_KEY_ATTRS];
+	DynValue   *rv[DYN_MAX_KEY_ATTRS];
+	DynValue   *th,
+			   *tr = NULL;
+	int			i,
+				n = 0;
+
+	if (esk->n != rs->nlek)
+	{
+		if (!rs->is_query && rs->idx == NULL)
+			DynValidationError("The provided starting key is invalid: The provided key element does not match the schema");
+		DynValidationError("The provided starting key is invalid");
+	}
+	if (rs->is_query || rs->idx)
+	{
+		/* the queried schema's attributes first: missing is "invalid", then key pieces */
+		for (i = 0; i < rs->ks.nhash + rs->ks.nrange; i++)
+		{
+			bool		is_hash = i < rs->ks.nhash;
+			const DynKeyAttr *ka = is_hash ? &rs->ks.hash[i] : &rs->ks.range[i - rs->ks.nhash];
+
+			if (DynMapGetStr(esk, ka->name) == NULL)
+				DynValidationError("The provided starting key is invalid");
+			if (is_hash)
+				hv[i] = start_key_piece(esk, ka, true, "");
+			else
+				rv[i - rs->ks.nhash] = start_key_piece(esk, ka, false, "");
+		}
+	}
+	th = start_key_piece(esk, &rs->t->hash, true, "The provided starting key is invalid: ");
+	if (rs->t->has_range)
+		tr = start_key_piece(esk, &rs->t->range, false, "The provided starting key is invalid: ");
+	if (rs->idx)
+	{
+		tuple[n++] = DynKeyEncodeAttrs(hv, rs->ks.nhash);
+		tuple[n++] = DynKeyEncodeAttrs(rv, rs->ks.nrange);
+	}
+	tuple[n++] = DynEncodeKeyBytes(th, false);
+	tuple[n++] = DynEncodeKeyBytes(tr, false);
+	return n;
+}
+
+/* Start after the key tuple (forward) or before it (backward). */
+static void
+resume_from(ReadSpec *rs, bytea **tuple)
+{
+	int			ntuple = rs->ncols - rs->nfixed;
+	bytea	  **t = tuple + rs->nfixed;
+	int			i;
+
+	if (rs->forward)
+	{
+		bytea	   *succ[MAX_KEY_COLS];
+
+		for (i = 0; i < ntuple; i++)
+			succ[i] = t[i];
+		succ[ntuple - 1] = DynBytesSuccessor(t[ntuple - 1]);
+		if (tuple_compare(succ, rs->lo, ntuple) > 0)
+			for (i = 0; i < ntuple; i++)
+				rs->lo[i] = succ[i];
+	}
+	else if (rs->hi[0] == NULL || tuple_compare(t, rs->hi, ntuple) < 0)
+	{
+		for (i = 0; i < ntuple; i++)
+			rs->hi[i] = t[i];
+	}
+}
+
+/* ---------------------------------------------------------------- expressions */
+
+/* Collect the top-level attribute names of an expression's paths. */
+static void
+collect_names(DynExpr *e, List **names)
+{
+	int			i;
+
+	if (e == NULL)
+		return;
+	check_stack_depth();
+	if (e->kind == DYN_EXPR_PATH && e->npath > 0 && !e->path[0].is_index)
+		*names = lappend(*names, pnstrdup(e->path[0].name, e->path[0].namelen));
+	for (i = 0; i < e->nargs; i++)
+		collect_names(e->args[i], names);
+}
+
+/* Is name among the collected names? */
+static bool
+names_contain(List *names, const char *name)
+{
+	ListCell   *lc;
+
+	foreach(lc, names)
+		if (strcmp((char *) lfirst(lc), name) == 0)
+		return true;
+	return false;
+}
+
+/* Query filters may not name key attributes of the queried schema. */
+static void
+check_filter_keys(ReadSpec *rs, const char *what)
+{
+	List	   *names = NIL;
+	int			i;
+
+	collect_names(rs->filter, &names);
+	for (i = 0; i < rs->ks.nhash; i++)
+		if (names_contain(names, rs->ks.hash[i].name))
+			DynValidationError("%s can only contain non-primary key attributes: Primary key attribute: %s",
+							   what, rs->ks.hash[i].name);
+	for (i = 0; i < rs->ks.nrange; i++)
+		if (names_contain(names, rs->ks.range[i].name))
+			DynValidationError("%s can only contain non-primary key attributes: Primary key attribute: %s",
+							   what, rs->ks.range[i].name);
+}
+
+/* Is a top-level attribute stored in the index entry? */
+static bool
+index_projects(ReadSpec *rs, const char *name)
+{
+	DynIndex   *idx = rs->idx;
+	int			i;
+
+	if (idx->projection == DYN_PROJ_ALL)
+		return true;
+	for (i = 0; i < rs->nlek; i++)
+		if (strcmp(rs->lek[i], name) == 0)
+			return true;
+	if (idx->projection == DYN_PROJ_INCLUDE)
+		for (i = 0; i < idx->nnonkey; i++)
+			if (strcmp(idx->nonkey[i], name) == 0)
+				return true;
+	return false;
+}
+
+/* Does an LSI read need the base items (non-projected attributes asked for)? */
+static bool
+needs_base_items(ReadSpec *rs)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	if (rs->idx == NULL || rs->idx->is_global || rs->idx->projection == DYN_PROJ_ALL)
+		return false;
+	if (rs->select == SEL_ALL_ATTRIBUTES)
+		return true;
+	if (rs->select == SEL_SPECIFIC)
+		collect_names(rs->proj, &names);
+	collect_names(rs->filter, &names);
+	foreach(lc, names)
+		if (!index_projects(rs, (char *) lfirst(lc)))
+		return true;
+	return false;
+}
+
+/* Select with DynamoDB's checks (Query messages carry the constraint prefix). */
+static SelectKind
+parse_select(JsonbContainer *r, bool is_query, bool has_pe, bool has_atg)
+{
+	const char *sel = RqGetString(r, "Select");
+	const char *pre = is_query ? "1 validation error detected: " : "";
+	const char *given = has_atg ? "AttributesToGet" : "ProjectionExpression";
+	bool		has_index = RqGet(r, "IndexName") != NULL;
+
+	if (sel == NULL)
+		return (has_pe || has_atg) ? SEL_SPECIFIC : (has_index ? SEL_ALL_PROJECTED : SEL_ALL_ATTRIBUTES);
+	if (strcmp(sel, "ALL_ATTRIBUTES") == 0)
+	{
+		if (has_pe || has_atg)
+			DynValidationError("%sCannot specify the %s when choosing to get ALL_ATTRIBUTES", pre, given);
+		return SEL_ALL_ATTRIBUTES;
+	}
+	if (strcmp(sel, "ALL_PROJECTED_ATTRIBUTES") == 0)
+	{
+		if (has_pe || has_atg)
+			DynValidationError("%sCannot specify the %s when choosing to get ALL_PROJECTED_ATTRIBUTES", pre, given);
+		if (!has_index)
+			DynValidationError("%sALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName", pre);
+		return SEL_ALL_PROJECTED;
+	}
+	if (strcmp(sel, "COUNT") == 0)
+	{
+		if (has_pe || has_atg)
+			DynValidationError("%sCannot specify the %s when choosing to get only the Count", pre, given);
+		return SEL_COUNT;
+	}
+	if (!has_pe && !has_atg)
+		DynValidationError("%sMust specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES", pre);
+	return SEL_SPECIFIC;
+}
+
+/* Find IndexName in the table, with DynamoDB's checks. */
+static void
+resolve_index(ReadSpec *rs, JsonbContainer *r)
+{
+	const char *name = RqGetString(r, "IndexName");
+	int			i;
+
+	rs->idx = NULL;
+	if (name == NULL)
+		return;
+	for (i = 0; i < rs->t->nindexes; i++)
+		if (strcmp(rs->t->indexes[i].name, name) == 0)
+			rs->idx = &rs->t->indexes[i];
+	if (rs->idx == NULL)
+		DynValidationError("The table does not have the specified index: %s", name);
+	if (rs->idx->is_global)
+	{
+		if (rs->consistent)
+			DynValidationError("Consistent reads are not supported on global secondary indexes");
+		if (rs->idx->status && strcmp(rs->idx->status, "CREATING") == 0)
+			DynValidationError("Cannot read from backfilling global secondary index: %s", name);
+	}
+}
+
+/* Reject Select=ALL_ATTRIBUTES on a GSI that does not project everything. */
+static void
+check_gsi_select(ReadSpec *rs, JsonbContainer *r)
+{
+	if (rs->idx && rs->idx->is_global && rs->select == SEL_ALL_ATTRIBUTES &&
+		rs->idx->projection != DYN_PROJ_ALL)
+		DynValidationError("%sOne or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
+						   rs->is_query ? "1 validation error detected: " : "", rs->idx->name);
+}
+
+/* ---------------------------------------------------------------- reading a page */
+
+/* Push the key attributes of an item (LastEvaluatedKey). */
+static void
+push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
+{
+	int			i;
+
+	RqPushKey(st, "LastEvaluatedKey");
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < rs->nlek; i++)
+	{
+		JsonbValue *v = getKeyJsonValueFromContainer(&item->root, rs->lek[i],
+													 strlen(rs->lek[i]), NULL);
+
+		if (v == NULL)
+			continue;
+		RqPushKey(st, rs->lek[i]);
+		pushJsonbValue(st, WJB_VALUE, v);
+	}
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* Push ConsumedCapacity (table and, for an index read, the index's share). */
+static void
+push_capacity(JsonbParseState **st, ReadSpec *rs, double table_units, double index_units)
+{
+	double		total = table_units + index_units;
+
+	if (rs->cap == DYN_CAP_NONE)
+		return;
+	if (rs->idx == NULL || rs->cap == DYN_CAP_TOTAL)
+	{
+		DynPushConsumedCapacity(st, rs->cap, rs->t->name, total, true);
+		return;
+	}
+	RqPushKey(st, "ConsumedCapacity");
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(st, "TableName");
+	RqPushString(st, WJB_VALUE, rs->t->name);
+	RqPushKey(st, "CapacityUnits");
+	RqPushNumeric(st, WJB_VALUE, total);
+	RqPushKey(st, "ReadCapacityUnits");
+	RqPushNumeric(st, WJB_VALUE, total);
+	if (table_units > 0)
+	{
+		RqPushKey(st, "Table");
+		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+		RqPushKey(st, "CapacityUnits");
+		RqPushNumeric(st, WJB_VALUE, table_units);
+		RqPushKey(st, "ReadCapacityUnits");
+		RqPushNumeric(st, WJB_VALUE, table_units);
+		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	}
+	RqPushKey(st, rs->idx->is_global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(st, rs->idx->name);
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(st, "CapacityUnits");
+	RqPushNumeric(st, WJB_VALUE, index_units);
+	RqPushKey(st, "ReadCapacityUnits");
+	RqPushNumeric(st, WJB_VALUE, index_units);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* A key column of a result row, detoasted. */
+static bytea *
+row_bytes(HeapTuple tup, TupleDesc desc, int col)
+{
+	bool		isnull;
+	Datum		d = SPI_getbinval(tup, desc, col, &isnull);
+
+	return (bytea *) PG_DETOAST_DATUM_PACKED(d);
+}
+
+/*
+ * Read one page and build the response.  Rows stay in their SPI tuple tables
+ * until the response is built (pushed items point into them); a page holds
+ * at most Limit rows or a little over 1 MB.
+ */
+static Jsonb *
+read_page(ReadSpec *rs)
+{
+	JsonbParseState *st = NULL;
+	int64		scanned = 0,
+				count = 0,
+				bytes = 0,
+				index_bytes = 0;
+	double		table_units = 0;
+	Jsonb	   *last_item = NULL;
+	bool		stopped = false;
+	bool		exhausted = false;
+	int64		batch = FIRST_BATCH;
+	int			ntuple = rs->ncols - rs->nfixed;
+	bool		plain = rs->filter == NULL && rs->proj == NULL && !rs->fetch_base;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	if (rs->select != SEL_COUNT)
+	{
+		RqPushKey(&st, "Items");
+		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	}
+	while (!stopped && !exhausted)
+	{
+		int64		want = batch;
+		SPITupleTable *tt;
+		uint64		nrows,
+					i;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rs->limit > 0)
+			want = Min(want, rs->limit - scanned);
+		run_batch(rs, rs->hi[0] != NULL, want);
+		tt = SPI_tuptable;
+		nrows = SPI_processed;
+		if ((int64) nrows < want)
+			exhausted = true;
+		for (i = 0; i < nrows && !stopped; i++)
+		{
+			HeapTuple	tup = tt->vals[i];
+			TupleDesc	desc = tt->tupdesc;
+			bool		isnull;
+			int32		size = DatumGetInt32(SPI_getbinval(tup, desc, rs->ncols + 1, &isnull));
+			Jsonb	   *item = DatumGetJsonbP(SPI_getbinval(tup, desc, rs->ncols + 2, &isnull));
+			Jsonb	   *out = item;
+
+			scanned++;
+			bytes += size;
+			index_bytes += size;
+			last_item = item;
+			if (rs->fetch_base)
+			{
+				DynKey		key;
+				DynStoredItem base;
+
+				memset(&key, 0, sizeof(key));
+				key.pk = row_bytes(tup, desc, rs->ncols - 1);
+				key.sk = row_bytes(tup, desc, rs->ncols);
+				if (DynStorageGet(rs->t, &key, false, &base))
+				{
+					out = base.item;
+					table_units += DynReadUnits(base.size, rs->consistent);
+				}
+			}
+			if (plain)
+			{
+				count++;
+				if (rs->select != SEL_COUNT)
+					RqPushJsonb(&st, WJB_ELEM, out);
+			}
+			else
+			{
+				DynValue   *v = DynItemFromStored(out);
+
+				if (rs->filter == NULL || DynEvalCondition(rs->filter, v))
+				{
+					count++;
+					if (rs->select != SEL_COUNT)
+					{
+						if (rs->proj)
+							v = DynApplyProjection(rs->proj, v);
+						RqPushJsonb(&st, WJB_ELEM, DynItemToJsonb(v));
+					}
+				}
+			}
+			if ((rs->limit > 0 && scanned >= rs->limit) || bytes >= PAGE_BYTES)
+				stopped = true;
+		}
+		if (!stopped && !exhausted && nrows > 0)
+		{
+			/* continue just after (before) the last row */
+			HeapTuple	tup = tt->vals[nrows - 1];
+			bytea	   *t[MAX_KEY_COLS];
+			int			k;
+
+			for (k = 0; k < ntuple; k++)
+				t[k] = row_bytes(tup, tt->tupdesc, rs->nfixed + k + 1);
+			if (rs->forward)
+			{
+				for (k = 0; k < ntuple; k++)
+					rs->lo[k] = t[k];
+				rs->lo[ntuple - 1] = DynBytesSuccessor(t[ntuple - 1]);
+			}
+			else
+				for (k = 0; k < ntuple; k++)
+					rs->hi[k] = t[k];
+			batch = Min(batch * 4, MAX_BATCH);
+		}
+		if (rs->select == SEL_COUNT)
+		{
+			/* nothing points into the rows but last_item: keep a copy of it */
+			if (last_item)
+			{
+				Jsonb	   *copy = palloc(VARSIZE(last_item));
+
+				memcpy(copy, last_item, VARSIZE(last_item));
+				last_item = copy;
+			}
+			SPI_freetuptable(tt);
+		}
+	}
+	if (rs->select != SEL_COUNT)
+		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	RqPushKey(&st, "Count");
+	RqPushInt(&st, WJB_VALUE, count);
+	RqPushKey(&st, "ScannedCount");
+	RqPushInt(&st, WJB_VALUE, scanned);
+	if (stopped && last_item)
+		push_last_key(&st, rs, last_item);
+	push_capacity(&st, rs, table_units, DynReadUnits(index_bytes, rs->consistent));
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* ---------------------------------------------------------------- requests */
+
+/* Parse the expressions of a Query or Scan. */
+static DynExpr *
+parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
+{
+	JsonbValue *names = RqGet(r, "ExpressionAttributeNames");
+	JsonbValue *values = RqGet(r, "ExpressionAttributeValues");
+	JsonbValue *kce = rs->is_query ? RqGet(r, "KeyConditionExpression") : NULL;
+	JsonbValue *fe = RqGet(r, "FilterExpression");
+	JsonbValue *pe = RqGet(r, "ProjectionExpression");
+	JsonbValue *atg = RqGet(r, "AttributesToGet");
+	const char *legacy_filter = rs->is_query ? "QueryFilter" : "ScanFilter";
+	JsonbValue *lf = RqGet(r, legacy_filter);
+	JsonbValue *kc = rs->is_query ? RqGet(r, "KeyConditions") : NULL;
+	JsonbValue *co = RqGet(r, "ConditionalOperator");
+	DynParamPresence exprs[3] = {
+		{"ProjectionExpression", pe != NULL}, {"FilterExpression", fe != NULL},
+		{"KeyConditionExpression", kce != NULL}
+	};
+	DynParamPresence legacy[4] = {
+		{"AttributesToGet", atg != NULL}, {legacy_filter, lf != NULL},
+		{"ConditionalOperator", co != NULL}, {"KeyConditions", kc != NULL}
+	};
+	DynExprContext *ctx;
+	DynExpr    *keycond = NULL;
+
+	DynExprCheckParamMix(exprs, rs->is_query ? 3 : 2, legacy, rs->is_query ? 4 : 3,
+						 names != NULL, values != NULL);
+	if (lf)
+		rs->filter = DynLegacyFilter(legacy_filter, lf, RqGetString(r, "ConditionalOperator"));
+	if (atg)
+		rs->proj = DynLegacyAttributesToGet(atg);
+	if (rs->is_query && kce == NULL && kc == NULL)
+		DynValidationError("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.");
+	ctx = DynExprContextCreate(names, values);
+	if (kce)
+		keycond = DynParseCondition(ctx, "KeyConditionExpression", kce->val.string.val, kce->val.string.len);
+	if (fe)
+		rs->filter = DynParseCondition(ctx, "FilterExpression", fe->val.string.val, fe->val.string.len);
+	if (pe)
+		rs->proj = DynParseProjection(ctx, pe->val.string.val, pe->val.string.len);
+	DynExprCheckUnused(ctx);
+	if (kc)
+		keycond = DynLegacyKeyConditions(kc);
+	*has_pe = pe != NULL;
+	*has_atg = atg != NULL;
+	return keycond;
+}
+
+/* Common start of Query and Scan: validation, table, index, select. */
+static DynExpr *
+begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
+{
+	JsonbContainer *r = &req->root;
+	bool		has_pe,
+				has_atg;
+	DynExpr    *keycond;
+
+	memset(rs, 0, sizeof(*rs));
+	rs->is_query = is_query;
+	RqValidate(req, is_query ? query_fields : scan_fields);
+	keycond = parse_expressions(rs, r, &has_pe, &has_atg);
+	rs->select = parse_select(r, is_query, has_pe, has_atg);
+	rs->forward = RqGetBool(r, "ScanIndexForward", true);
+	rs->consistent = RqGetBool(r, "ConsistentRead", false);
+	rs->limit = RqGetInt(r, "Limit", 0);
+	rs->cap = DynCapacityModeOf(r);
+	rs->t = DynItemsGetTable(RqGetString(r, "TableName"));
+	resolve_index(rs, r);
+	DynKeySchemaOf(rs->t, rs->idx, &rs->ks);
+	setup_relation(rs);
+	if (rs->select == SEL_ALL_PROJECTED && rs->idx == NULL)
+		rs->select = SEL_ALL_ATTRIBUTES;
+	return keycond;
+}
+
+/* Query */
+Jsonb *
+DynQuery(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	ReadSpec	rs;
+	DynExpr    *keycond = begin_read(&rs, req, true);
+	DynKeyCond	kc;
+	DynKeyRange range;
+	JsonbValue *esk = RqGet(r, "ExclusiveStartKey");
+
+	DynKeyCondAnalyse(keycond, &rs.ks, &kc);
+	DynKeyCondRange(&rs.ks, &kc, &range);
+	rs.nfixed = 1;
+	rs.fixed = range.hash;
+	rs.lo[0] = range.lo;
+	rs.hi[0] = range.hi;
+	if (range.hi)
+	{
+		int			i;
+
+		for (i = 1; i < MAX_KEY_COLS; i++)
+			rs.hi[i] = empty_bytea();
+	}
+	if (esk)
+	{
+		bytea	   *tuple[MAX_KEY_COLS];
+
+		encode_start_key(&rs, esk, tuple);
+		if (kc.nrange > 0 &&
+			(DynBytesCompare(tuple[1], range.lo) < 0 ||
+			 (range.hi && DynBytesCompare(tuple[1], range.hi) >= 0)))
+			DynValidationError("The provided starting key does not match the range key predicate");
+		if (DynBytesCompare(tuple[0], range.hash) != 0)
+			DynValidationError("The provided starting key is outside query boundaries based on provided conditions");
+		resume_from(&rs, tuple);
+	}
+	if (RqGet(r, "QueryFilter"))
+		check_filter_keys(&rs, "QueryFilter");
+	else if (rs.filter)
+		check_filter_keys(&rs, "Filter Expression");
+	check_gsi_select(&rs, r);
+	rs.fetch_base = needs_base_items(&rs);
+	return read_page(&rs);
+}
+
+/* Scan */
+Jsonb *
+DynScan(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	ReadSpec	rs;
+	JsonbValue *esk = RqGet(r, "ExclusiveStartKey");
+	bool		has_seg = RqGet(r, "Segment") != NULL;
+	bool		has_total = RqGet(r, "TotalSegments") != NULL;
+
+	(void) begin_read(&rs, req, false);
+	rs.forward = true;
+	if (has_seg && !has_total)
+		DynValidationError("The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
+	if (has_total)
+	{
+		rs.total_segments = (int) RqGetInt(r, "TotalSegments", 1);
+		if (!has_seg)
+			DynValidationError("The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+		rs.segment = (int) RqGetInt(r, "Segment", 0);
+		if (rs.segment >= rs.total_segments)
+			DynValidationError("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d",
+							   rs.segment, rs.total_segments);
+		if (rs.total_segments == 1)
+			rs.total_segments = 0;
+	}
+	check_gsi_select(&rs, r);
+	if (esk)
+	{
+		bytea	   *tuple[MAX_KEY_COLS];
+
+		encode_start_key(&rs, esk, tuple);
+		if (rs.total_segments > 0 &&
+			(int) (DatumGetUInt32(hash_any((unsigned char *) VARDATA_ANY(tuple[0]),
+											VARSIZE_ANY_EXHDR(tuple[0]))) %
+				   (uint32) rs.total_segments) != rs.segment)
+			DynValidationError("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d",
+							   rs.total_segments, rs.segment);
+		resume_from(&rs, tuple);
+	}
+	rs.fetch_base = needs_base_items(&rs);
+	return read_page(&rs);
+}
+
+/* ---------------------------------------------------------------- SQL functions */
+
+PG_FUNCTION_INFO_V1(dynindex_key_segment);
+
+/* dynindex.key_segment(key bytea, total int4): the parallel-scan segment of a partition key. */
+Datum
+dynindex_key_segment(PG_FUNCTION_ARGS)
+{
+	bytea	   *b = PG_GETARG_BYTEA_PP(0);
+	int32		total = PG_GETARG_INT32(1);
+	uint32		h = DatumGetUInt32(hash_any((unsigned char *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+
+	if (total <= 0)
+		PG_RETURN_INT32(0);
+	PG_RETURN_INT32((int32) (h % (uint32) total));
+}
