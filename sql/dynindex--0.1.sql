@@ -211,3 +211,11 @@ LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 AS 'MODULE_PATHNAME', 'dynindex_key_segment';
 COMMENT ON FUNCTION dynindex.key_segment(bytea, int4) IS
     'Parallel-scan segment (0 .. total_segments-1) of an encoded partition key; Scan''s Segment/TotalSegments split items by it.';
+
+-- local secondary indexes (src/indexes/lsi.c, collection.c, verify.c; docs/lsi.md)
+CREATE FUNCTION dynindex.verify_indexes(table_name text)
+RETURNS TABLE(index_name text, missing bigint, extra bigint, stale bigint)
+AS 'MODULE_PATHNAME', 'dynindex_verify_indexes'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.verify_indexes(text) IS
+  'Recompute every secondary index entry (LSIs and GSIs) of a table from its items and compare with the index storage: one row per index with the entries missing from the index, extra in it, and stale (another projected item); all zeros when consistent. GSIs lag behind commits: call dynindex.wait_for_indexes() first.';

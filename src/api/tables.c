@@ -16,6 +16,7 @@
 #include "worker/worker.h"
 
 #define MAX_LSIS 5
+#define MAX_PROJECTED_ATTRIBUTES 100	/* NonKeyAttributes over all indexes */
 #define MAX_GSIS 20
 
 /* ---------------------------------------------------------------- schemas */
@@ -28,7 +29,7 @@ static const char *const table_class_enum[] = {"STANDARD", "STANDARD_INFREQUENT_
 static const char *const stream_view_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
 static const char *const sse_type_enum[] = {"AES256", "KMS", NULL};
 
-static const RqField string_elem = {.type = RQ_STRING};
+static const RqField nonkey_elem = {.type = RQ_STRING,.minlen = 1,.maxlen = 255};
 
 static const RqField attr_def_fields[] = {
 	{.name = "AttributeName",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 255},
@@ -61,7 +62,7 @@ static const RqField warm_fields[] = {
 };
 static const RqField projection_fields[] = {
 	{.name = "ProjectionType",.type = RQ_STRING,.enumvals = projection_enum},
-	{.name = "NonKeyAttributes",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 20},
+	{.name = "NonKeyAttributes",.type = RQ_LIST,.elem = &nonkey_elem,.minlen = 1,.maxlen = 20},
 	{0}
 };
 
@@ -412,6 +413,45 @@ wrap(const char *wrapper, Jsonb *desc)
 
 /* ---------------------------------------------------------------- CreateTable */
 
+/* Every attribute definition must be used by a table or index key, once. */
+static void
+check_definitions_used(JsonbValue *defs, int ndefs, JsonbValue *keys, int nkeys,
+					   JsonbValue *lsis, int nlsi, JsonbValue *gsis, int ngsi)
+{
+	int			i;
+	int			j;
+
+	for (i = 0; i < ndefs; i++)
+	{
+		char	   *an = RqGetString(defs[i].val.binary.data, "AttributeName");
+		bool		used = false;
+		int			k;
+
+		for (j = 0; j < nkeys && !used; j++)
+			used = strcmp(an, RqGetString(keys[j].val.binary.data, "AttributeName")) == 0;
+		for (k = 0; k < nlsi + ngsi && !used; k++)
+		{
+			JsonbValue *idx = k < nlsi ? &lsis[k] : &gsis[k - nlsi];
+			JsonbValue *ik;
+			int			nik;
+
+			ik = RqArrayElems(RqGetJv(idx, "KeySchema"), &nik);
+			for (j = 0; j < nik && !used; j++)
+				used = strcmp(an, RqGetString(ik[j].val.binary.data, "AttributeName")) == 0;
+		}
+		if (!used)
+		{
+			if (nlsi == 0 && ngsi == 0)
+				DynValidationError("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
+			DynValidationError("One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: %s, keys used: %s",
+							   key_names(defs, ndefs), key_names(keys, nkeys));
+		}
+		for (j = 0; j < i; j++)
+			if (strcmp(an, RqGetString(defs[j].val.binary.data, "AttributeName")) == 0)
+				DynValidationError("Cannot have two attributes with the same name");
+	}
+}
+
 /* Validate the operation-level rules of CreateTable (after the schema). */
 static void
 check_create_table(Jsonb *req)
@@ -460,36 +500,13 @@ check_create_table(Jsonb *req)
 	check_keys_defined(keys, nkeys, defs, ndefs);
 	check_key_schema(keys, nkeys);
 
-	/* every definition must be used by some key */
-	for (i = 0; i < ndefs; i++)
-	{
-		char	   *an = RqGetString(defs[i].val.binary.data, "AttributeName");
-		bool		used = false;
-		int			k;
-
-		for (j = 0; j < nkeys && !used; j++)
-			used = strcmp(an, RqGetString(keys[j].val.binary.data, "AttributeName")) == 0;
-		for (k = 0; k < nlsi + ngsi && !used; k++)
-		{
-			JsonbValue *idx = k < nlsi ? &lsis[k] : &gsis[k - nlsi];
-			JsonbValue *ik;
-			int			nik;
-
-			ik = RqArrayElems(RqGetJv(idx, "KeySchema"), &nik);
-			for (j = 0; j < nik && !used; j++)
-				used = strcmp(an, RqGetString(ik[j].val.binary.data, "AttributeName")) == 0;
-		}
-		if (!used)
-		{
-			if (nlsi == 0 && ngsi == 0)
-				DynValidationError("One or more parameter values were invalid: Number of attributes in KeySchema does not exactly match number of attributes defined in AttributeDefinitions");
-			DynValidationError("One or more parameter values were invalid: Some AttributeDefinitions are not used. AttributeDefinitions: %s, keys used: %s",
-							   key_names(defs, ndefs), key_names(keys, nkeys));
-		}
-		for (j = 0; j < i; j++)
-			if (strcmp(an, RqGetString(defs[j].val.binary.data, "AttributeName")) == 0)
-				DynValidationError("Cannot have two attributes with the same name");
-	}
+	/*
+	 * Without indexes every definition must be a table key attribute; with
+	 * indexes, unused definitions are reported after the index checks (as
+	 * DynamoDB orders its messages).
+	 */
+	if (RqGet(r, "LocalSecondaryIndexes") == NULL && RqGet(r, "GlobalSecondaryIndexes") == NULL)
+		check_definitions_used(defs, ndefs, keys, nkeys, NULL, 0, NULL, 0);
 
 	if (RqGet(r, "LocalSecondaryIndexes"))
 	{
@@ -550,6 +567,23 @@ check_create_table(Jsonb *req)
 		}
 		if (ngsi > MAX_GSIS)
 			DynValidationError("One or more parameter values were invalid: GlobalSecondaryIndex count exceeds the per-table limit of %d", MAX_GSIS);
+	}
+	check_definitions_used(defs, ndefs, keys, nkeys, lsis, nlsi, gsis, ngsi);
+	/* NonKeyAttributes summed over all indexes (the same name twice counts twice) */
+	{
+		int			nproj = 0;
+
+		for (i = 0; i < nlsi + ngsi; i++)
+		{
+			JsonbValue *nk = RqGetJv(RqGetJv(i < nlsi ? &lsis[i] : &gsis[i - nlsi], "Projection"),
+									 "NonKeyAttributes");
+
+			if (nk && nk->type == jbvBinary)
+				nproj += JsonContainerSize(nk->val.binary.data);
+		}
+		if (nproj > MAX_PROJECTED_ATTRIBUTES)
+			DynValidationError("One or more parameter values were invalid: Number of projected attributes in all indexes exceeds limit of %d",
+							   MAX_PROJECTED_ATTRIBUTES);
 	}
 }
 
