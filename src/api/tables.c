@@ -645,6 +645,7 @@ create_index(const char *table, int64 num, int position, bool global, JsonbValue
 							 "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
 							 "PRIMARY KEY (ipk, isk, pk, sk))", storage), false, 0) < 0)
 		elog(ERROR, "could not create index storage");
+	DynStorageAddGuard(storage);
 	/* the GSI worker finds an item's current entry by its base key */
 	if (global && SPI_execute(psprintf("CREATE INDEX ON %s (pk, sk)", storage), false, 0) < 0)
 		elog(ERROR, "could not create index storage");
