@@ -40,6 +40,13 @@ CREATE TABLE dynindex.indexes (
 );
 COMMENT ON TABLE dynindex.indexes IS 'One row per secondary index (internal catalog).';
 
+CREATE FUNCTION dynindex._storage_guard()
+RETURNS trigger
+AS 'MODULE_PATHNAME', 'dynindex_storage_guard'
+LANGUAGE C;
+COMMENT ON FUNCTION dynindex._storage_guard() IS
+  'Statement trigger on storage relations: refuses writes that do not come through dynindex (they would bypass index maintenance).';
+
 -- global secondary indexes: the durable change queue and counters
 CREATE TABLE dynindex.gsi_changes (
     id          bigserial PRIMARY KEY,

@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "storage/storage.h"
 
 typedef struct OperationEntry
 {
@@ -58,7 +59,7 @@ dynindex_api(PG_FUNCTION_ARGS)
 	char	   *opname;
 	Jsonb	   *req;
 	Jsonb	   *res;
-	Jsonb	   *out;
+	Jsonb	   *volatile out = NULL;
 	DynOperation fn;
 
 	if (PG_ARGISNULL(0))
@@ -74,10 +75,19 @@ dynindex_api(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	res = fn(req);
-	/* the response was built in SPI's procedure context: copy it out */
-	out = SPI_palloc(VARSIZE(res));
-	memcpy(out, res, VARSIZE(res));
+	DynStorageWritesBegin();
+	PG_TRY();
+	{
+		res = fn(req);
+		/* the response was built in SPI's procedure context: copy it out */
+		out = SPI_palloc(VARSIZE(res));
+		memcpy(out, res, VARSIZE(res));
+	}
+	PG_FINALLY();
+	{
+		DynStorageWritesEnd();
+	}
+	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_JSONB_P(out);
 }

@@ -209,6 +209,7 @@ DynGsiApplyBatch(void)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
 	DynCatalogRevalidate();
+	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
 
 	if (SPI_execute_with_args("DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
 							  "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk",
@@ -269,6 +270,7 @@ DynGsiApplyBatch(void)
 		}
 	}
 
+	DynStorageWritesEnd();
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
@@ -297,6 +299,7 @@ DynGsiBackfillStep(void)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
 	DynCatalogRevalidate();
+	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
 
 	if (SPI_execute("SELECT table_name, index_name, backfill_pk, backfill_sk FROM dynindex.indexes "
 					"WHERE is_global AND status = 'CREATING' ORDER BY created_at LIMIT 1 FOR UPDATE",
@@ -368,6 +371,7 @@ DynGsiBackfillStep(void)
 	more = true;				/* look again: another chunk or another index */
 
 done:
+	DynStorageWritesEnd();
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();

@@ -39,9 +39,15 @@ DynStorageCreateTable(const char *storage, int partitions)
 	exec_ddl(psprintf("CREATE TABLE %s (pk bytea NOT NULL, sk bytea NOT NULL, size int4 NOT NULL, "
 					  "item jsonb NOT NULL, PRIMARY KEY (pk, sk))%s",
 					  storage, partitions > 0 ? " PARTITION BY HASH (pk)" : ""));
+	DynStorageAddGuard(storage);
 	for (i = 0; i < partitions; i++)
-		exec_ddl(psprintf("CREATE TABLE %s_p%d PARTITION OF %s FOR VALUES WITH (MODULUS %d, REMAINDER %d)",
-						  storage, i, storage, partitions, i));
+	{
+		char	   *part = psprintf("%s_p%d", storage, i);
+
+		exec_ddl(psprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES WITH (MODULUS %d, REMAINDER %d)",
+						  part, storage, partitions, i));
+		DynStorageAddGuard(part);
+	}
 }
 
 /* Drop a storage relation. */

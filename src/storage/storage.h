@@ -47,6 +47,11 @@ extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 
 extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Delete; returns the old row when there was one. */
 extern bool DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old);
+/* guard.c: storage is written only through dynindex */
+extern void DynStorageWritesBegin(void);
+extern void DynStorageWritesEnd(void);
+extern void DynStorageAddGuard(const char *relation);
+
 /* Item count and total size (exact). */
 extern void DynStorageStats(const char *storage, int64 *count, int64 *bytes);
 
