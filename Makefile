@@ -16,7 +16,6 @@ PG_CPPFLAGS = -I$(srcdir)/src
 PG_CFLAGS   = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
               -Wno-sign-compare -Wno-cast-function-type
 
-REGRESS_SUITES = $(basename $(notdir $(wildcard $(srcdir)/sql/[0-9]*.sql)))
 # ':=' (and no $(srcdir), not yet set here: PGXS builds in the source tree) so that
 # PGXS's `ifdef REGRESS` / `ifdef ISOLATION` are false when there are no tests.
 REGRESS     := $(basename $(notdir $(wildcard sql/[0-9]*.sql)))
@@ -35,6 +34,8 @@ EXTRA_CLEAN  = tmp_check tmp_check_iso output_iso results regression.diffs regre
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs 2>/dev/null)
 
+# PGXS (pgxs.mk ships with the client package; the server headers it needs come
+# from postgresql-server-dev-15, which `make run`/`make test` install first)
 ifneq ($(wildcard $(PGXS)),)
 include $(PGXS)
 
@@ -43,6 +44,7 @@ $(OBJS): $(DYN_HEADER_FILES)
 # The gateway: a separate program, a libpq client of the extension.
 GATEWAY     = src/gateway/dynindex-gateway
 GATEWAY_SRC = $(wildcard src/gateway/*.c)
+ifneq ($(GATEWAY_SRC),)
 all: $(GATEWAY)
 $(GATEWAY): $(GATEWAY_SRC) $(wildcard src/gateway/*.h)
 	$(CC) -O2 -g -Wall -Wextra -Werror -o $@ $(GATEWAY_SRC) \
@@ -52,6 +54,7 @@ install: install-gateway
 install-gateway: $(GATEWAY)
 	$(INSTALL_PROGRAM) $(GATEWAY) '$(DESTDIR)$(bindir)/dynindex-gateway'
 EXTRA_CLEAN += $(GATEWAY)
+endif
 endif
 
 .PHONY: run test deps stop

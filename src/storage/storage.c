@@ -216,14 +216,29 @@ DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old)
 	return true;
 }
 
-/* Exact item count and total DynamoDB size of a storage relation. */
+/*
+ * Item count and total DynamoDB size of a storage relation: exact up to
+ * DYN_EXACT_STATS_ROWS rows (by the planner's estimate), estimated above
+ * that, the way DynamoDB's own figures are periodic approximations, so that
+ * DescribeTable stays cheap on big tables.
+ */
+#define DYN_EXACT_STATS_ROWS 100000
+
 void
 DynStorageStats(const char *storage, int64 *count, int64 *bytes)
 {
 	bool		isnull;
-	int			ret = SPI_execute(psprintf("SELECT count(*), coalesce(sum(size), 0)::int8 FROM %s", storage),
-								  true, 0);
+	int			ret;
+	const char *sql = psprintf(
+		"WITH est AS (SELECT coalesce(sum(greatest(reltuples, 0)), 0)::int8 AS n FROM pg_class "
+		"  WHERE oid = '%s'::regclass OR oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = '%s'::regclass)) "
+		"SELECT CASE WHEN est.n <= %d THEN (SELECT count(*) FROM %s) ELSE est.n END, "
+		"       CASE WHEN est.n <= %d THEN (SELECT coalesce(sum(size), 0)::int8 FROM %s) "
+		"            ELSE (est.n * (SELECT coalesce(avg(size), 0) FROM (SELECT size FROM %s LIMIT 10000) s))::int8 END "
+		"FROM est",
+		storage, storage, DYN_EXACT_STATS_ROWS, storage, DYN_EXACT_STATS_ROWS, storage, storage);
 
+	ret = SPI_execute(sql, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not count items");
 	*count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
