@@ -580,14 +580,33 @@ resolve_index(ReadSpec *rs, JsonbContainer *r)
 	}
 }
 
-/* Reject Select=ALL_ATTRIBUTES on a GSI that does not project everything. */
+/*
+ * Reject Select=ALL_ATTRIBUTES on a GSI that does not project everything, and
+ * a projection naming attributes the GSI does not project (a GSI never reads
+ * the base table; DynamoDB: "Global secondary index X does not project [a, b]").
+ */
 static void
 check_gsi_select(ReadSpec *rs, JsonbContainer *r)
 {
-	if (rs->idx && rs->idx->is_global && rs->select == SEL_ALL_ATTRIBUTES &&
-		rs->idx->projection != DYN_PROJ_ALL)
+	List	   *names = NIL;
+	ListCell   *lc;
+	StringInfoData missing;
+
+	if (rs->idx == NULL || !rs->idx->is_global || rs->idx->projection == DYN_PROJ_ALL)
+		return;
+	if (rs->select == SEL_ALL_ATTRIBUTES)
 		DynValidationError("%sOne or more parameter values were invalid: Select type ALL_ATTRIBUTES is not supported for global secondary index %s because its projection type is not ALL",
 						   rs->is_query ? "1 validation error detected: " : "", rs->idx->name);
+	if (rs->select != SEL_SPECIFIC)
+		return;
+	collect_names(rs->proj, &names);
+	initStringInfo(&missing);
+	foreach(lc, names)
+		if (!index_projects(rs, (char *) lfirst(lc)))
+			appendStringInfo(&missing, "%s%s", missing.len ? ", " : "", (char *) lfirst(lc));
+	if (missing.len)
+		DynValidationError("One or more parameter values were invalid: Global secondary index %s does not project [%s]",
+						   rs->idx->name, missing.data);
 }
 
 /* ---------------------------------------------------------------- reading a page */
@@ -987,4 +1006,114 @@ dynindex_key_segment(PG_FUNCTION_ARGS)
 	if (total <= 0)
 		PG_RETURN_INT32(0);
 	PG_RETURN_INT32((int32) (h % (uint32) total));
+}
+
+PG_FUNCTION_INFO_V1(dynindex_read_all);
+
+/*
+ * dynindex.read_all(operation text, request jsonb) RETURNS SETOF jsonb: run
+ * a Query or Scan page after page (ExclusiveStartKey = the previous page's
+ * LastEvaluatedKey) and return every item.  Each page runs in its own SPI
+ * connection, so memory stays bounded by one page.
+ */
+Datum
+dynindex_read_all(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *opname;
+	DynOperation fn;
+	Jsonb	   *req;
+	MemoryContext pagecxt;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	opname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (strcmp(opname, "Query") == 0)
+		fn = DynQuery;
+	else if (strcmp(opname, "Scan") == 0)
+		fn = DynScan;
+	else
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	req = PG_GETARG_JSONB_P(1);
+
+	InitMaterializedSRF(fcinfo, 0);
+	DynCatalogRevalidate();
+	pagecxt = AllocSetContextCreate(CurrentMemoryContext, "dynindex read_all page",
+									ALLOCSET_DEFAULT_SIZES);
+	for (;;)
+	{
+		MemoryContext old = MemoryContextSwitchTo(pagecxt);
+		Jsonb	   *res;
+		JsonbValue *items;
+		JsonbValue *lek;
+		Jsonb	   *next = NULL;
+
+		CHECK_FOR_INTERRUPTS();
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		res = fn(req);
+		items = getKeyJsonValueFromContainer(&res->root, "Items", 5, NULL);
+		if (items && items->type == jbvBinary)
+		{
+			JsonbIterator *it = JsonbIteratorInit(items->val.binary.data);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				Datum		d;
+				bool		isnull = false;
+
+				if (tok != WJB_ELEM)
+					continue;
+				d = JsonbPGetDatum(JsonbValueToJsonb(&v));
+				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, &d, &isnull);
+			}
+		}
+		lek = getKeyJsonValueFromContainer(&res->root, "LastEvaluatedKey", 16, NULL);
+		if (lek)
+		{
+			JsonbParseState *st = NULL;
+			JsonbIterator *it = JsonbIteratorInit(&req->root);
+			JsonbValue	v;
+			JsonbIteratorToken tok;
+			int			depth = 0;
+			bool		skip = false;
+
+			/* the request with ExclusiveStartKey replaced */
+			MemoryContextSwitchTo(old);
+			while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+			{
+				if (tok == WJB_BEGIN_OBJECT)
+				{
+					depth++;
+					pushJsonbValue(&st, tok, NULL);
+					continue;
+				}
+				if (tok == WJB_END_OBJECT && depth == 1)
+					break;
+				if (tok == WJB_KEY && depth == 1)
+				{
+					skip = v.val.string.len == 17 &&
+						memcmp(v.val.string.val, "ExclusiveStartKey", 17) == 0;
+					if (!skip)
+						pushJsonbValue(&st, tok, &v);
+					continue;
+				}
+				if (!skip)
+					pushJsonbValue(&st, tok, &v);
+			}
+			RqPushKey(&st, "ExclusiveStartKey");
+			pushJsonbValue(&st, WJB_VALUE, lek);
+			next = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+		}
+		SPI_finish();
+		MemoryContextSwitchTo(old);
+		if (next == NULL)
+			break;
+		req = next;
+		MemoryContextReset(pagecxt);
+	}
+	MemoryContextDelete(pagecxt);
+	return (Datum) 0;
 }
