@@ -40,7 +40,7 @@ DynCollectionInit(void)
 							 "DynamoDB's limit is 10 GB; set it lower to test ItemCollectionSizeLimitExceededException.",
 							 &dynindex_item_collection_size_limit,
 							 10737418240.0, 0.0, 1e15,
-							 PGC_USERSET, 0, NULL, NULL, NULL);
+							 PGC_USERSET, GUC_UNIT_BYTE, NULL, NULL, NULL);
 }
 
 /* Does the table have a local secondary index? */
@@ -79,7 +79,10 @@ collection_plan(DynTable *t)
 	return plan;
 }
 
-/* Current size in bytes of the item collection of partition key pk. */
+/*
+ * Current size in bytes of the item collection of partition key pk.  Not
+ * read-only: the query must see the write this command just made.
+ */
 int64
 DynCollectionSize(DynTable *t, bytea *pk)
 {
@@ -87,7 +90,7 @@ DynCollectionSize(DynTable *t, bytea *pk)
 	bool		isnull;
 	Datum		d;
 
-	if (SPI_execute_plan(collection_plan(t), args, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+	if (SPI_execute_plan(collection_plan(t), args, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not compute the item collection size");
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? 0 : DatumGetInt64(d);
