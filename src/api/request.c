@@ -725,6 +725,34 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 			check_struct_constraints(st, vals[i].type == jbvNull ? NULL : &vals[i], f->elem->fields, p);
 		}
 	}
+	else if (f->type == RQ_MAP && f->elem && f->elem->type == RQ_LIST &&
+			 f->elem->elem && f->elem->elem->type == RQ_STRUCT)
+	{
+		/* a map of lists of structures (BatchWriteItem's RequestItems) */
+		JsonbValue *keys;
+		JsonbValue *vals;
+		int			n = RqObjectMembers(v, &keys, &vals);
+		int			i;
+
+		for (i = 0; i < n; i++)
+		{
+			JsonbValue *elems;
+			int			ne;
+			int			j;
+
+			if (!(vals[i].type == jbvBinary && JsonContainerIsArray(vals[i].val.binary.data)))
+				continue;
+			elems = RqArrayElems(&vals[i], &ne);
+			for (j = 0; j < ne; j++)
+			{
+				char	   *p = psprintf("%s.%.*s.member.%d.member", path, keys[i].val.string.len,
+										 keys[i].val.string.val, j + 1);
+
+				check_struct_constraints(st, elems[j].type == jbvNull ? NULL : &elems[j],
+										 f->elem->elem->fields, p);
+			}
+		}
+	}
 	else if (f->type == RQ_STRUCT)
 		check_struct_constraints(st, v, f->fields, path);
 }
