@@ -226,3 +226,56 @@ AS 'MODULE_PATHNAME', 'dynindex_verify_indexes'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.verify_indexes(text) IS
   'Recompute every secondary index entry (LSIs and GSIs) of a table from its items and compare with the index storage: one row per index with the entries missing from the index, extra in it, and stale (another projected item); all zeros when consistent. GSIs lag behind commits: call dynindex.wait_for_indexes() first.';
+
+CREATE FUNCTION dynindex.read_all(operation text, request jsonb)
+RETURNS SETOF jsonb
+LANGUAGE C STRICT
+AS 'MODULE_PATHNAME', 'dynindex_read_all';
+COMMENT ON FUNCTION dynindex.read_all(text, jsonb) IS
+    'Run a Query or Scan request (DynamoDB JSON) page after page, following LastEvaluatedKey, and return every item (typed JSON); Limit applies per page.';
+
+CREATE FUNCTION dynindex.query(table_name text, key_condition text, names jsonb DEFAULT NULL,
+                               vals jsonb DEFAULT NULL, index_name text DEFAULT NULL,
+                               filter text DEFAULT NULL, forward boolean DEFAULT true,
+                               plain boolean DEFAULT false, projection text DEFAULT NULL,
+                               consistent boolean DEFAULT false)
+RETURNS SETOF jsonb
+LANGUAGE sql
+AS $fn$
+    SELECT CASE WHEN plain THEN dynindex.to_plain(i) ELSE i END
+      FROM dynindex.read_all('Query', jsonb_strip_nulls(jsonb_build_object(
+             'TableName', table_name,
+             'KeyConditionExpression', key_condition,
+             'ExpressionAttributeNames', names,
+             'ExpressionAttributeValues', CASE WHEN plain THEN dynindex.from_plain(vals) ELSE vals END,
+             'IndexName', index_name,
+             'FilterExpression', filter,
+             'ProjectionExpression', projection,
+             'ScanIndexForward', forward,
+             'ConsistentRead', consistent))) i;
+$fn$;
+COMMENT ON FUNCTION dynindex.query(text, text, jsonb, jsonb, text, text, boolean, boolean, text, boolean) IS
+    'Query a table or index and return every matching item in key order, paging by itself: key_condition is a KeyConditionExpression, names/vals its ExpressionAttributeNames/Values, filter a FilterExpression; forward => false reads in descending order; plain => true takes vals and returns items as plain JSON (dynindex.from_plain/to_plain).';
+
+CREATE FUNCTION dynindex.scan(table_name text, filter text DEFAULT NULL, names jsonb DEFAULT NULL,
+                              vals jsonb DEFAULT NULL, index_name text DEFAULT NULL,
+                              plain boolean DEFAULT false, projection text DEFAULT NULL,
+                              segment int4 DEFAULT NULL, total_segments int4 DEFAULT NULL,
+                              consistent boolean DEFAULT false)
+RETURNS SETOF jsonb
+LANGUAGE sql
+AS $fn$
+    SELECT CASE WHEN plain THEN dynindex.to_plain(i) ELSE i END
+      FROM dynindex.read_all('Scan', jsonb_strip_nulls(jsonb_build_object(
+             'TableName', table_name,
+             'FilterExpression', filter,
+             'ExpressionAttributeNames', names,
+             'ExpressionAttributeValues', CASE WHEN plain THEN dynindex.from_plain(vals) ELSE vals END,
+             'IndexName', index_name,
+             'ProjectionExpression', projection,
+             'Segment', segment,
+             'TotalSegments', total_segments,
+             'ConsistentRead', consistent))) i;
+$fn$;
+COMMENT ON FUNCTION dynindex.scan(text, text, jsonb, jsonb, text, boolean, text, int4, int4, boolean) IS
+    'Scan a table or index and return every item (optionally filtered and projected), paging by itself; segment/total_segments read one part of a parallel scan; plain => true takes vals and returns items as plain JSON.';

@@ -22,6 +22,7 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/tuplestore.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -1036,7 +1037,20 @@ dynindex_read_all(PG_FUNCTION_ARGS)
 		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
 	req = PG_GETARG_JSONB_P(1);
 
-	InitMaterializedSRF(fcinfo, 0);
+	/* materialize: a one-column (jsonb) tuplestore in the per-query context */
+	if (rsinfo == NULL || !IsA(rsinfo, ReturnSetInfo) || !(rsinfo->allowedModes & SFRM_Materialize))
+		ereport(ERROR, (errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						errmsg("set-valued function called in context that cannot accept a set")));
+	{
+		MemoryContext old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
+		TupleDesc	desc = CreateTemplateTupleDesc(1);
+
+		TupleDescInitEntry(desc, (AttrNumber) 1, "item", JSONBOID, -1, 0);
+		rsinfo->returnMode = SFRM_Materialize;
+		rsinfo->setResult = tuplestore_begin_heap(true, false, work_mem);
+		rsinfo->setDesc = BlessTupleDesc(desc);
+		MemoryContextSwitchTo(old);
+	}
 	DynCatalogRevalidate();
 	pagecxt = AllocSetContextCreate(CurrentMemoryContext, "dynindex read_all page",
 									ALLOCSET_DEFAULT_SIZES);
