@@ -110,7 +110,7 @@ DynBatchGetItem(Jsonb *req)
 	DynTable  **tables;
 	DynKey	  **keys;
 	int		   *nkeys;
-	double	   *units;
+	DynCapacity *caps;
 	int64		response_bytes = 0;
 	bool		any_unprocessed = false;
 
@@ -121,7 +121,7 @@ DynBatchGetItem(Jsonb *req)
 	tables = palloc0(sizeof(DynTable *) * ntables);
 	keys = palloc0(sizeof(DynKey *) * ntables);
 	nkeys = palloc0(sizeof(int) * ntables);
-	units = palloc0(sizeof(double) * ntables);
+	caps = palloc0(sizeof(DynCapacity) * ntables);
 
 	/* validate everything before reading anything */
 	for (i = 0; i < ntables; i++)
@@ -143,6 +143,7 @@ DynBatchGetItem(Jsonb *req)
 		int			j;
 
 		tables[i] = DynItemsGetTable(member_name(&names[i]));
+		DynCapacityInit(&caps[i], tables[i], mode, true);
 		kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &nkeys[i]);
 		keys[i] = palloc(sizeof(DynKey) * Max(1, nkeys[i]));
 		for (j = 0; j < nkeys[i]; j++)
@@ -171,7 +172,7 @@ DynBatchGetItem(Jsonb *req)
 				break;
 			}
 			found = DynStorageGet(tables[i], &keys[i][j], false, &stored);
-			units[i] += DynReadUnits(found ? stored.size : 0, consistent);
+			DynCapacityAddItemRead(&caps[i], found ? stored.size : 0, consistent);
 			if (!found)
 				continue;
 			response_bytes += stored.size;
@@ -229,14 +230,7 @@ DynBatchGetItem(Jsonb *req)
 	}
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 
-	if (mode != DYN_CAP_NONE)
-	{
-		RqPushKey(&st, "ConsumedCapacity");
-		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
-		for (i = 0; i < ntables; i++)
-			DynPushCapacityObject(&st, WJB_ELEM, mode, tables[i]->name, units[i], true);
-		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	}
+	DynCapacityPushList(&st, caps, ntables);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
@@ -310,7 +304,7 @@ DynBatchWriteItem(Jsonb *req)
 	DynTable  **tables;
 	WriteOp   **ops;
 	int		   *nops;
-	double	   *units;
+	DynCapacity *caps;
 
 	RqValidate(req, batch_write_fields);
 	mode = DynCapacityModeOf(r);
@@ -318,7 +312,7 @@ DynBatchWriteItem(Jsonb *req)
 	tables = palloc0(sizeof(DynTable *) * ntables);
 	ops = palloc0(sizeof(WriteOp *) * ntables);
 	nops = palloc0(sizeof(int) * ntables);
-	units = palloc0(sizeof(double) * ntables);
+	caps = palloc0(sizeof(DynCapacity) * ntables);
 
 	/* validate every request before writing anything */
 	for (i = 0; i < ntables; i++)
@@ -354,6 +348,7 @@ DynBatchWriteItem(Jsonb *req)
 		int			j;
 
 		tables[i] = DynItemsGetTable(member_name(&names[i]));
+		DynCapacityInit(&caps[i], tables[i], mode, false);
 		for (j = 0; j < nops[i]; j++)
 		{
 			if (ops[i][j].item)
@@ -388,7 +383,8 @@ DynBatchWriteItem(Jsonb *req)
 							   "Item size has exceeded the maximum allowed size", &res);
 			else
 				DynItemsModify(tables[i], &op->key, batch_delete, NULL, "", &res);
-			units[i] += DynWriteUnits(Max(res.oldsize, res.newsize));
+			if (mode != DYN_CAP_NONE)
+				DynCapacityAddWrite(&caps[i], res.old, res.oldsize, res.new, res.newsize);
 		}
 	}
 
@@ -396,14 +392,7 @@ DynBatchWriteItem(Jsonb *req)
 	RqPushKey(&st, "UnprocessedItems");
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	if (mode != DYN_CAP_NONE)
-	{
-		RqPushKey(&st, "ConsumedCapacity");
-		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
-		for (i = 0; i < ntables; i++)
-			DynPushCapacityObject(&st, WJB_ELEM, mode, tables[i]->name, units[i], false);
-		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	}
+	DynCapacityPushList(&st, caps, ntables);
 	push_collection_metrics(&st, r, tables, ops, nops, ntables);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }

@@ -80,70 +80,7 @@ static const RqField delete_item_fields[] = {
 	{0}
 };
 
-/* ---------------------------------------------------------------- capacity */
-
-/* ReturnConsumedCapacity of a request. */
-DynCapacityMode
-DynCapacityModeOf(JsonbContainer *req)
-{
-	if (RqStringIs(req, "ReturnConsumedCapacity", "TOTAL"))
-		return DYN_CAP_TOTAL;
-	if (RqStringIs(req, "ReturnConsumedCapacity", "INDEXES"))
-		return DYN_CAP_INDEXES;
-	return DYN_CAP_NONE;
-}
-
-/* Read units for size bytes: per 4 KB, halved when eventually consistent. */
-double
-DynReadUnits(int64 size, bool consistent)
-{
-	double		units = Max(1, (size + 4095) / 4096);
-
-	return consistent ? units : units / 2;
-}
-
-/* Write units for size bytes: per 1 KB, at least one. */
-double
-DynWriteUnits(int64 size)
-{
-	return Max(1, (size + 1023) / 1024);
-}
-
-/* Push one ConsumedCapacity object. */
-void
-DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityMode mode,
-					  const char *table, double units, bool is_read)
-{
-	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(st, "TableName");
-	RqPushString(st, WJB_VALUE, table);
-	RqPushKey(st, "CapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, units);
-	RqPushKey(st, is_read ? "ReadCapacityUnits" : "WriteCapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, units);
-	if (mode == DYN_CAP_INDEXES)
-	{
-		RqPushKey(st, "Table");
-		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-		RqPushKey(st, "CapacityUnits");
-		RqPushNumeric(st, WJB_VALUE, units);
-		RqPushKey(st, is_read ? "ReadCapacityUnits" : "WriteCapacityUnits");
-		RqPushNumeric(st, WJB_VALUE, units);
-		pushJsonbValue(st, WJB_END_OBJECT, NULL);
-	}
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
-}
-
-/* Push "ConsumedCapacity": {...} when asked for. */
-void
-DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode, const char *table,
-						double units, bool is_read)
-{
-	if (mode == DYN_CAP_NONE)
-		return;
-	RqPushKey(st, "ConsumedCapacity");
-	DynPushCapacityObject(st, WJB_VALUE, mode, table, units, is_read);
-}
+/* ---------------------------------------------------------------- item collections */
 
 /* Push "ItemCollectionMetrics" when asked for (SIZE) and the table has an LSI. */
 void
@@ -245,14 +182,18 @@ DynItemsKeyFromItem(DynTable *t, DynValue *item, DynKey *key)
 void
 DynItemsConditionFailed(const DynValue *old, bool return_old)
 {
-	if (return_old && old)
+	if ((return_old && old) || DynCapacityFailureArmed())
 	{
 		JsonbParseState *st = NULL;
 		Jsonb	   *detail;
 
 		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-		RqPushKey(&st, "Item");
-		RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(old));
+		if (return_old && old)
+		{
+			RqPushKey(&st, "Item");
+			RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(old));
+		}
+		DynCapacityPushFailure(&st, old);
 		detail = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 		DynErrorWithDetail(DYN_ERR_CONDITIONAL_CHECK_FAILED,
 						   JsonbToCString(NULL, &detail->root, VARSIZE(detail)),
@@ -379,7 +320,8 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 
 /* Build {"Attributes": item} (when present) plus ConsumedCapacity and ItemCollectionMetrics. */
 static Jsonb *
-write_response(DynTable *t, JsonbContainer *r, const DynKey *key, const DynValue *attributes, double units)
+write_response(DynTable *t, JsonbContainer *r, const DynKey *key, const DynValue *attributes,
+			   const DynCapacity *cap)
 {
 	JsonbParseState *st = NULL;
 
@@ -389,7 +331,7 @@ write_response(DynTable *t, JsonbContainer *r, const DynKey *key, const DynValue
 		RqPushKey(&st, "Attributes");
 		RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(attributes));
 	}
-	DynPushConsumedCapacity(&st, DynCapacityModeOf(r), t->name, units, false);
+	DynCapacityPush(&st, cap);
 	DynPushItemCollectionMetrics(&st, r, t, key);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
@@ -415,6 +357,7 @@ DynPutItem(Jsonb *req)
 	DynKey		key;
 	bool		all_old;
 	DynWriteResult res;
+	DynCapacity cap;
 
 	RqValidate(req, put_item_fields);
 	pa.item = RqParseItem(RqGet(r, "Item"));
@@ -432,9 +375,13 @@ DynPutItem(Jsonb *req)
 		DynStorageUpsert(t, &key, DynItemToJsonb(pa.item), (int32) DynItemSize(pa.item));
 		return RqEmptyObject();
 	}
+	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
+	DynCapacityArmFailure(t, cap.mode);
 	DynItemsModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", &res);
-	return write_response(t, r, &key, all_old ? res.old : NULL,
-						  DynWriteUnits(Max(res.oldsize, res.newsize)));
+	DynCapacityDisarmFailure();
+	if (cap.mode != DYN_CAP_NONE)
+		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
+	return write_response(t, r, &key, all_old ? res.old : NULL, &cap);
 }
 
 /* ---------------------------------------------------------------- DeleteItem */
@@ -457,23 +404,29 @@ DynDeleteItem(Jsonb *req)
 	DynKey		key;
 	bool		all_old;
 	DynWriteResult res;
+	DynCapacity cap;
 
 	RqValidate(req, delete_item_fields);
 	all_old = return_all_old(r);
 	parse_write_condition(r, &wc);
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
+	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 
 	if (wc.cond == NULL && t->nindexes == 0)
 	{
 		DynStoredItem old;
 		bool		existed = DynStorageDelete(t, &key, &old);
 
-		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL,
-							  DynWriteUnits(existed ? old.size : 0));
+		DynCapacityAddTable(&cap, DynWriteUnits(existed ? old.size : 0));
+		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL, &cap);
 	}
+	DynCapacityArmFailure(t, cap.mode);
 	DynItemsModify(t, &key, delete_mutator, &wc, "", &res);
-	return write_response(t, r, &key, all_old ? res.old : NULL, DynWriteUnits(res.oldsize));
+	DynCapacityDisarmFailure();
+	if (cap.mode != DYN_CAP_NONE)
+		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
+	return write_response(t, r, &key, all_old ? res.old : NULL, &cap);
 }
 
 /* ---------------------------------------------------------------- GetItem */
@@ -514,6 +467,7 @@ DynGetItem(Jsonb *req)
 	DynExpr    *proj;
 	bool		found;
 	bool		consistent;
+	DynCapacity cap;
 
 	RqValidate(req, get_item_fields);
 	proj = DynItemsParseProjection(r);
@@ -531,7 +485,8 @@ DynGetItem(Jsonb *req)
 		else
 			RqPushJsonb(&st, WJB_VALUE, stored.item);
 	}
-	DynPushConsumedCapacity(&st, DynCapacityModeOf(r), t->name,
-							DynReadUnits(found ? stored.size : 0, consistent), true);
+	DynCapacityInit(&cap, t, DynCapacityModeOf(r), true);
+	DynCapacityAddItemRead(&cap, found ? stored.size : 0, consistent);
+	DynCapacityPush(&st, &cap);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }

@@ -5,6 +5,7 @@
 #ifndef DYNINDEX_ITEMS_H
 #define DYNINDEX_ITEMS_H
 
+#include "api/capacity.h"
 #include "api/request.h"
 #include "expr/expr.h"
 #include "catalog/catalog.h"
@@ -45,25 +46,8 @@ extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
 /* Raise ConditionalCheckFailedException (with the old item if asked for). */
 extern void DynItemsConditionFailed(const DynValue *old, bool return_old);
 
-/* ---- capacity ---- */
-typedef enum DynCapacityMode
-{
-	DYN_CAP_NONE,
-	DYN_CAP_TOTAL,
-	DYN_CAP_INDEXES
-} DynCapacityMode;
-
-extern DynCapacityMode DynCapacityModeOf(JsonbContainer *req);
-extern double DynReadUnits(int64 size, bool consistent);
-extern double DynWriteUnits(int64 size);
-/* Push "ConsumedCapacity": {...} for one table. */
-extern void DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode,
-									const char *table, double units, bool is_read);
 /* Push "ItemCollectionMetrics" for ReturnItemCollectionMetrics=SIZE on a table with an LSI. */
 extern void DynPushItemCollectionMetrics(JsonbParseState **st, JsonbContainer *r, DynTable *t,
 										 const DynKey *key);
-/* The ConsumedCapacity object alone (for batch lists). */
-extern void DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityMode mode,
-								  const char *table, double units, bool is_read);
 
 #endif

@@ -126,6 +126,7 @@ DynUpdateItem(Jsonb *req)
 	DynTable   *t;
 	DynKey		key;
 	DynWriteResult res;
+	DynCapacity cap;
 	char	   *rv;
 	const DynValue *attrs = NULL;
 	JsonbParseState *st = NULL;
@@ -174,8 +175,13 @@ DynUpdateItem(Jsonb *req)
 	check_key_attributes(t, ua.update);
 	ua.key = &key;
 
+	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
+	DynCapacityArmFailure(t, cap.mode);
 	DynItemsModify(t, &key, update_mutator, &ua,
 				   "Item size to update has exceeded the maximum allowed size", &res);
+	DynCapacityDisarmFailure();
+	if (cap.mode != DYN_CAP_NONE)
+		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
 
 	rv = RqGetString(r, "ReturnValues");
 	if (rv == NULL || strcmp(rv, "NONE") == 0)
@@ -195,8 +201,7 @@ DynUpdateItem(Jsonb *req)
 		RqPushKey(&st, "Attributes");
 		RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(attrs));
 	}
-	DynPushConsumedCapacity(&st, DynCapacityModeOf(r), t->name,
-							DynWriteUnits(Max(res.oldsize, res.newsize)), false);
+	DynCapacityPush(&st, &cap);
 	DynPushItemCollectionMetrics(&st, r, t, &key);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
