@@ -229,6 +229,16 @@ DynGsiApplyBatch(void)
 	}
 	qsort(changes, n, sizeof(Change), change_cmp);
 
+	/*
+	 * Read the items with a snapshot taken after the claim: the claim ran
+	 * with its own (newer) snapshot and may have taken records of writes
+	 * that committed after the transaction's first snapshot, which
+	 * DynStorageGet (a read-only SPI call) would otherwise use, applying a
+	 * stale item and losing the change.
+	 */
+	PopActiveSnapshot();
+	PushActiveSnapshot(GetTransactionSnapshot());
+
 	for (i = 0; i < n;)
 	{
 		int64		num = changes[i].table_num;
