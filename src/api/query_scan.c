@@ -633,48 +633,28 @@ push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
 	pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
 
-/* Push ConsumedCapacity (table and, for an index read, the index's share). */
+/*
+ * Push ConsumedCapacity (capacity.c): a table read charges the table; an
+ * index read charges the index (entry sizes) and, for LSI fetches, the table
+ * (whole base items, each rounded).
+ */
 static void
 push_capacity(JsonbParseState **st, ReadSpec *rs, double table_units, double index_units)
 {
-	double		total = table_units + index_units;
+	DynCapacity c;
 
 	if (rs->cap == DYN_CAP_NONE)
 		return;
-	if (rs->idx == NULL || rs->cap == DYN_CAP_TOTAL)
+	DynCapacityInit(&c, rs->t, rs->cap, true);
+	if (rs->idx == NULL)
+		DynCapacityAddTable(&c, table_units + index_units);
+	else
 	{
-		DynPushConsumedCapacity(st, rs->cap, rs->t->name, total, true);
-		return;
+		if (table_units > 0)
+			DynCapacityAddTable(&c, table_units);
+		DynCapacityAddIndex(&c, (int) (rs->idx - rs->t->indexes), index_units);
 	}
-	RqPushKey(st, "ConsumedCapacity");
-	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(st, "TableName");
-	RqPushString(st, WJB_VALUE, rs->t->name);
-	RqPushKey(st, "CapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, total);
-	RqPushKey(st, "ReadCapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, total);
-	if (table_units > 0)
-	{
-		RqPushKey(st, "Table");
-		pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-		RqPushKey(st, "CapacityUnits");
-		RqPushNumeric(st, WJB_VALUE, table_units);
-		RqPushKey(st, "ReadCapacityUnits");
-		RqPushNumeric(st, WJB_VALUE, table_units);
-		pushJsonbValue(st, WJB_END_OBJECT, NULL);
-	}
-	RqPushKey(st, rs->idx->is_global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
-	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(st, rs->idx->name);
-	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(st, "CapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, index_units);
-	RqPushKey(st, "ReadCapacityUnits");
-	RqPushNumeric(st, WJB_VALUE, index_units);
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	DynCapacityPush(st, &c);
 }
 
 /* A key column of a result row, detoasted. */
