@@ -767,8 +767,9 @@ read_page(ReadSpec *rs)
 			bytea	   *t[MAX_KEY_COLS];
 			int			k;
 
+			/* copies: with Select=COUNT the tuple table is freed below */
 			for (k = 0; k < ntuple; k++)
-				t[k] = row_bytes(tup, tt->tupdesc, rs->nfixed + k + 1);
+				t[k] = DatumGetByteaPCopy(PointerGetDatum(row_bytes(tup, tt->tupdesc, rs->nfixed + k + 1)));
 			if (rs->forward)
 			{
 				for (k = 0; k < ntuple; k++)

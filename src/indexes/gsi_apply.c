@@ -27,8 +27,6 @@
 #include "storage/storage.h"
 #include "worker/worker.h"
 
-#define BACKFILL_CHUNK 1000
-
 enum
 {
 	GSI_PLAN_CURRENT,			/* the entry of a base key */
@@ -338,7 +336,7 @@ DynGsiBackfillStep(void)
 
 	{
 		Oid			types[3] = {BYTEAOID, BYTEAOID, INT4OID};
-		Datum		args[3] = {from_pk, from_sk, Int32GetDatum(BACKFILL_CHUNK)};
+		Datum		args[3] = {from_pk, from_sk, Int32GetDatum(dynindex_backfill_chunk_size)};
 		const char *sql = has_from ?
 			psprintf("SELECT pk, sk, item FROM %s WHERE (pk, sk) > ($1, $2) ORDER BY pk, sk LIMIT $3", t->storage) :
 			psprintf("SELECT pk, sk, item FROM %s ORDER BY pk, sk LIMIT $3", t->storage);
@@ -366,7 +364,7 @@ DynGsiBackfillStep(void)
 	{
 		Oid			types[4] = {TEXTOID, TEXTOID, BYTEAOID, BYTEAOID};
 		Datum		args[4] = {CStringGetTextDatum(table_name), CStringGetTextDatum(index_name), from_pk, from_sk};
-		const char *sql = n < BACKFILL_CHUNK ?
+		const char *sql = n < dynindex_backfill_chunk_size ?
 			"UPDATE dynindex.indexes SET status = 'ACTIVE', backfilling = false, backfill_pk = NULL, "
 			"backfill_sk = NULL WHERE table_name = $1 AND index_name = $2 AND $3 IS NOT DISTINCT FROM $3 AND $4 IS NOT DISTINCT FROM $4" :
 			"UPDATE dynindex.indexes SET backfill_pk = $3, backfill_sk = $4 WHERE table_name = $1 AND index_name = $2";
@@ -375,7 +373,7 @@ DynGsiBackfillStep(void)
 			args[2] = args[3] = PointerGetDatum(DynEncodeKeyBytes(NULL, false));
 		if (SPI_execute_with_args(sql, 4, types, args, NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not record backfill progress");
-		if (n < BACKFILL_CHUNK)
+		if (n < dynindex_backfill_chunk_size)
 			DynCatalogChanged();
 	}
 	more = true;				/* look again: another chunk or another index */

@@ -38,6 +38,7 @@
 
 int			dynindex_worker_naptime_ms = 1000;
 int			dynindex_gsi_batch_size = 500;
+int			dynindex_backfill_chunk_size = 1000;
 
 typedef struct WorkerSlot
 {
@@ -100,6 +101,10 @@ DynWorkerInit(void)
 	DefineCustomIntVariable("dynindex.gsi_batch_size",
 							"Queued GSI changes a worker applies per transaction.",
 							NULL, &dynindex_gsi_batch_size, 500, 1, 100000,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.backfill_chunk_size",
+							"Items a GSI backfill indexes per transaction (its position is kept after each).",
+							NULL, &dynindex_backfill_chunk_size, 1000, 1, 1000000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	if (!process_shared_preload_libraries_in_progress)
 		return;

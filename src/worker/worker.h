@@ -19,6 +19,7 @@ extern PGDLLEXPORT void dynindex_worker_main(Datum arg);
 /* GUCs */
 extern int	dynindex_worker_naptime_ms;
 extern int	dynindex_gsi_batch_size;
+extern int	dynindex_backfill_chunk_size;
 
 /* ---- src/indexes/gsi_apply.c (run by the worker) ---- */
 /* Apply one batch of queued changes; returns how many were applied. */
