@@ -33,6 +33,8 @@ static const OperationEntry operations[] = {
 	{"PutItem", DynPutItem},
 	{"Query", DynQuery},	/* src/api/query_scan.c */
 	{"Scan", DynScan},		/* src/api/query_scan.c */
+	{"TransactGetItems", DynTransactGetItems},
+	{"TransactWriteItems", DynTransactWriteItems},
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
 	{NULL, NULL}

@@ -33,4 +33,8 @@ extern Jsonb *DynBatchWriteItem(Jsonb *req);
 extern Jsonb *DynQuery(Jsonb *req);
 extern Jsonb *DynScan(Jsonb *req);
 
+/* transact.c */
+extern Jsonb *DynTransactWriteItems(Jsonb *req);
+extern Jsonb *DynTransactGetItems(Jsonb *req);
+
 #endif

@@ -43,6 +43,10 @@ extern void DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, vo
 /* ProjectionExpression / AttributesToGet of a read; NULL for all attributes. */
 extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
 
+/* update_item.c: a new item holding only the key; reject updates of key attributes */
+extern DynValue *DynItemsKeyOnlyItem(DynTable *t, const DynKey *key);
+extern void DynItemsCheckUpdateKeys(DynTable *t, DynExpr *update);
+
 /* Raise ConditionalCheckFailedException (with the old item if asked for). */
 extern void DynItemsConditionFailed(const DynValue *old, bool return_old);
 

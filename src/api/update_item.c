@@ -10,8 +10,6 @@
 #include "common/errors.h"
 #include "expr/expr_ast.h"
 
-extern Jsonb *DynUpdateItem(Jsonb *req);
-
 static const char *const return_values_on_ccf_enum[] = {"ALL_OLD", "NONE", NULL};
 static const char *const conditional_operator_enum[] = {"AND", "OR", NULL};
 static const char *const comparison_operator_enum[] = {
@@ -63,8 +61,8 @@ typedef struct UpdateArgs
 } UpdateArgs;
 
 /* A new item holding only the key attributes. */
-static DynValue *
-key_item(DynTable *t, const DynKey *key)
+DynValue *
+DynItemsKeyOnlyItem(DynTable *t, const DynKey *key)
 {
 	DynValue   *item = DynMakeMap(2);
 
@@ -83,15 +81,15 @@ update_mutator(DynTable *t, const DynValue *old, void *arg)
 
 	if (ua->cond && !DynEvalCondition(ua->cond, old))
 		DynItemsConditionFailed(old, ua->return_old_on_failure);
-	base = old ? old : key_item(t, ua->key);
+	base = old ? old : DynItemsKeyOnlyItem(t, ua->key);
 	if (ua->update == NULL)
 		return (DynValue *) base;
 	return DynApplyUpdate(ua->update, base);
 }
 
 /* Reject updates of key attributes. */
-static void
-check_key_attributes(DynTable *t, DynExpr *update)
+void
+DynItemsCheckUpdateKeys(DynTable *t, DynExpr *update)
 {
 	const char **names;
 	int		   *lens;
@@ -172,7 +170,7 @@ DynUpdateItem(Jsonb *req)
 
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
-	check_key_attributes(t, ua.update);
+	DynItemsCheckUpdateKeys(t, ua.update);
 	ua.key = &key;
 
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);

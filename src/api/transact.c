@@ -1,0 +1,560 @@
+/*
+ * transact.c — TransactWriteItems and TransactGetItems.
+ *
+ * A transaction runs inside the calling PostgreSQL transaction, so
+ * all-or-nothing comes from PostgreSQL: when any action fails, the request
+ * raises TransactionCanceledException and everything it wrote is rolled
+ * back with the statement.  As DynamoDB does, requests are checked in three
+ * steps:
+ *   1. the whole request (shape, expressions, names and values, tables,
+ *      two actions on one item): a failure is a ValidationException for the
+ *      whole request;
+ *   2. each action's data (key types, sizes, index key types), in order: the
+ *      first failure cancels the transaction with reason ValidationError and
+ *      the remaining actions report None;
+ *   3. each action's condition, against the current item read with a row
+ *      lock: every action is evaluated (no short circuit), and any false
+ *      condition cancels with ConditionalCheckFailed.
+ * Then the writes are made.  A condition that no longer holds at write time
+ * (a concurrent writer created the item after step 3) cancels with
+ * TransactionConflict.  Reads and writes cost twice the units.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+
+#include "api/api.h"
+#include "api/capacity.h"
+#include "api/items.h"
+#include "common/errors.h"
+#include "indexes/indexes.h"
+
+#define MAX_TRANSACT_ITEMS 100
+#define MAX_TRANSACT_PAYLOAD (4 * 1024 * 1024)
+
+/* ---------------------------------------------------------------- schemas */
+
+static const char *const return_values_on_ccf_enum[] = {"ALL_OLD", "NONE", NULL};
+static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
+static const RqField string_elem = {.type = RQ_STRING};
+
+#define TX_TABLE_NAME {.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255}
+#define TX_NAMES {.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem}
+#define TX_VALUES {.name = "ExpressionAttributeValues",.type = RQ_MAP,.elem = &attrvalue_elem}
+#define TX_RVOCCF {.name = "ReturnValuesOnConditionCheckFailure",.type = RQ_STRING,.enumvals = return_values_on_ccf_enum}
+
+static const RqField check_fields[] = {
+	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	TX_TABLE_NAME,
+	{.name = "ConditionExpression",.type = RQ_STRING,.notnull = true},
+	TX_NAMES, TX_VALUES, TX_RVOCCF,
+	{0}
+};
+static const RqField put_fields[] = {
+	{.name = "Item",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	TX_TABLE_NAME,
+	{.name = "ConditionExpression",.type = RQ_STRING},
+	TX_NAMES, TX_VALUES, TX_RVOCCF,
+	{0}
+};
+static const RqField delete_fields[] = {
+	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	TX_TABLE_NAME,
+	{.name = "ConditionExpression",.type = RQ_STRING},
+	TX_NAMES, TX_VALUES, TX_RVOCCF,
+	{0}
+};
+static const RqField update_fields[] = {
+	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	{.name = "UpdateExpression",.type = RQ_STRING,.notnull = true},
+	TX_TABLE_NAME,
+	{.name = "ConditionExpression",.type = RQ_STRING},
+	TX_NAMES, TX_VALUES, TX_RVOCCF,
+	{0}
+};
+static const RqField write_item_fields[] = {
+	{.name = "ConditionCheck",.type = RQ_STRUCT,.structname = "ConditionCheck",.fields = check_fields},
+	{.name = "Put",.type = RQ_STRUCT,.structname = "Put",.fields = put_fields},
+	{.name = "Delete",.type = RQ_STRUCT,.structname = "Delete",.fields = delete_fields},
+	{.name = "Update",.type = RQ_STRUCT,.structname = "Update",.fields = update_fields},
+	{0}
+};
+static const RqField write_item_elem = {.type = RQ_STRUCT,.structname = "TransactWriteItem",.fields = write_item_fields};
+
+static const RqField transact_write_fields[] = {
+	{.name = "TransactItems",.type = RQ_LIST,.elem = &write_item_elem,.notnull = true,.minlen = 1,
+	.maxlen = MAX_TRANSACT_ITEMS},
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	{.name = "ReturnItemCollectionMetrics",.type = RQ_STRING,.enumvals = RqReturnItemCollectionMetricsEnum},
+	{.name = "ClientRequestToken",.type = RQ_STRING,.minlen = 1,.maxlen = 36},
+	{0}
+};
+
+static const RqField get_fields[] = {
+	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
+	TX_TABLE_NAME,
+	{.name = "ProjectionExpression",.type = RQ_STRING},
+	TX_NAMES,
+	{0}
+};
+static const RqField get_item_fields[] = {
+	{.name = "Get",.type = RQ_STRUCT,.structname = "Get",.fields = get_fields,.notnull = true},
+	{0}
+};
+static const RqField get_item_elem = {.type = RQ_STRUCT,.structname = "TransactGetItem",.fields = get_item_fields};
+
+static const RqField transact_get_fields[] = {
+	{.name = "TransactItems",.type = RQ_LIST,.elem = &get_item_elem,.notnull = true,.minlen = 1,
+	.maxlen = MAX_TRANSACT_ITEMS},
+	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
+	{0}
+};
+
+/* ---------------------------------------------------------------- actions */
+
+typedef enum TxKind
+{
+	TX_CHECK,
+	TX_PUT,
+	TX_DELETE,
+	TX_UPDATE
+} TxKind;
+
+typedef enum TxReason
+{
+	TX_REASON_NONE,
+	TX_REASON_CONDITION,
+	TX_REASON_VALIDATION,
+	TX_REASON_CONFLICT
+} TxReason;
+
+/* One action of a TransactWriteItems request. */
+typedef struct TxAction
+{
+	TxKind		kind;
+	JsonbValue *spec;			/* the action's object */
+	DynTable   *t;
+	DynValue   *item;			/* Put: the new item */
+	DynExpr    *cond;
+	DynExpr    *update;
+	bool		return_old;
+	DynKey		key;
+	TxReason	reason;
+	char	   *message;		/* ValidationError: its message */
+	DynValue   *old;			/* ConditionalCheckFailed with ALL_OLD: the item */
+	struct TxAction *all;		/* every action of the request (for cancelling) */
+	int			nall;
+} TxAction;
+
+static const char *const kind_names[] = {"ConditionCheck", "Put", "Delete", "Update"};
+
+/* Parse one action's expressions, items and key (whole-request errors). */
+static void
+parse_action(TxAction *a)
+{
+	JsonbContainer *s = a->spec->val.binary.data;
+	JsonbValue *names = RqGet(s, "ExpressionAttributeNames");
+	JsonbValue *values = RqGet(s, "ExpressionAttributeValues");
+	JsonbValue *cond = RqGet(s, "ConditionExpression");
+	JsonbValue *upd = RqGet(s, "UpdateExpression");
+	DynExprContext *ctx = DynExprContextCreate(names, values);
+
+	if (upd)
+		a->update = DynParseUpdate(ctx, upd->val.string.val, upd->val.string.len);
+	if (cond)
+		a->cond = DynParseCondition(ctx, "ConditionExpression", cond->val.string.val, cond->val.string.len);
+	DynExprCheckUnused(ctx);
+	a->return_old = RqStringIs(s, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
+	if (a->kind == TX_PUT)
+		a->item = RqParseItem(RqGet(s, "Item"));
+	else
+		RqParseItem(RqGet(s, "Key"));
+	a->t = DynItemsGetTable(RqGetString(s, "TableName"));
+}
+
+/* Check one action's data against its table (step 2); raises ValidationException. */
+static void
+validate_action(TxAction *a)
+{
+	JsonbContainer *s = a->spec->val.binary.data;
+
+	if (a->kind == TX_PUT)
+	{
+		DynItemsKeyFromItem(a->t, a->item, &a->key);
+		if (DynItemSize(a->item) > DYN_MAX_ITEM_SIZE)
+			DynValidationError("Item size has exceeded the maximum allowed size");
+		if (a->t->nindexes > 0)
+			DynIndexesCheckItem(a->t, a->item);
+	}
+	else
+	{
+		DynItemsParseKey(a->t, RqGet(s, "Key"), &a->key);
+		if (a->kind == TX_UPDATE)
+			DynItemsCheckUpdateKeys(a->t, a->update);
+	}
+}
+
+/* Run validate_action, turning a ValidationException into a reason. */
+static bool
+validate_action_reason(TxAction *a)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	/* validate_action only computes: it holds no resources to release */
+	PG_TRY();
+	{
+		validate_action(a);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+		const char *prefix = "ValidationException: ";
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (strncmp(ed->message, prefix, strlen(prefix)) != 0)
+			PG_RE_THROW();
+		FlushErrorState();
+		a->reason = TX_REASON_VALIDATION;
+		a->message = pstrdup(ed->message + strlen(prefix));
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/* Do two actions name the same item? */
+static bool
+same_item(const TxAction *a, const TxAction *b)
+{
+	return a->t == b->t &&
+		VARSIZE(a->key.pk) == VARSIZE(b->key.pk) && VARSIZE(a->key.sk) == VARSIZE(b->key.sk) &&
+		memcmp(VARDATA(a->key.pk), VARDATA(b->key.pk), VARSIZE(a->key.pk) - VARHDRSZ) == 0 &&
+		memcmp(VARDATA(a->key.sk), VARDATA(b->key.sk), VARSIZE(a->key.sk) - VARHDRSZ) == 0;
+}
+
+static void cancel(TxAction *actions, int n) pg_attribute_noreturn();
+
+/* Raise TransactionCanceledException with every action's reason. */
+static void
+cancel(TxAction *actions, int n)
+{
+	StringInfoData msg;
+	JsonbParseState *st = NULL;
+	Jsonb	   *detail;
+	int			i;
+
+	initStringInfo(&msg);
+	appendStringInfoString(&msg, "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "CancellationReasons");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		TxAction   *a = &actions[i];
+		const char *code = a->reason == TX_REASON_CONDITION ? "ConditionalCheckFailed" :
+			a->reason == TX_REASON_VALIDATION ? "ValidationError" :
+			a->reason == TX_REASON_CONFLICT ? "TransactionConflict" : "None";
+
+		appendStringInfo(&msg, "%s%s", i ? ", " : "", code);
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		RqPushKey(&st, "Code");
+		RqPushString(&st, WJB_VALUE, code);
+		if (a->reason != TX_REASON_NONE)
+		{
+			RqPushKey(&st, "Message");
+			RqPushString(&st, WJB_VALUE,
+						 a->reason == TX_REASON_CONDITION ? "The conditional request failed" :
+						 a->reason == TX_REASON_CONFLICT ? "Transaction is ongoing for the item" :
+						 a->message);
+		}
+		if (a->reason == TX_REASON_CONDITION && a->return_old && a->old)
+		{
+			RqPushKey(&st, "Item");
+			RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(a->old));
+		}
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	detail = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	appendStringInfoChar(&msg, ']');
+	DynErrorWithDetail(DYN_ERR_TRANSACTION_CANCELED, JsonbToCString(NULL, &detail->root, VARSIZE(detail)),
+					   "%s", msg.data);
+}
+
+/* Write-phase mutation: re-check the condition, compute the new item. */
+static DynValue *
+tx_mutator(DynTable *t, const DynValue *old, void *arg)
+{
+	TxAction   *a = (TxAction *) arg;
+
+	if (a->cond && !DynEvalCondition(a->cond, old))
+	{
+		/* a concurrent writer changed the item since step 3 */
+		a->reason = TX_REASON_CONFLICT;
+		cancel(a->all, a->nall);
+	}
+	switch (a->kind)
+	{
+		case TX_PUT:
+			return a->item;
+		case TX_DELETE:
+			return NULL;
+		case TX_UPDATE:
+			return DynApplyUpdate(a->update, old ? old : DynItemsKeyOnlyItem(t, &a->key));
+		case TX_CHECK:
+			break;
+	}
+	return (DynValue *) old;
+}
+
+/* The capacity counter of a table, adding one if needed. */
+static DynCapacity *
+capacity_for(DynCapacity *caps, int *ncaps, DynTable *t, DynCapacityMode mode, bool is_read)
+{
+	int			i;
+
+	for (i = 0; i < *ncaps; i++)
+		if (caps[i].t == t)
+			return &caps[i];
+	DynCapacityInit(&caps[*ncaps], t, mode, is_read);
+	caps[*ncaps].factor = 2;
+	caps[*ncaps].rw_units = true;
+	return &caps[(*ncaps)++];
+}
+
+/* ---------------------------------------------------------------- idempotency */
+
+/*
+ * ClientRequestToken: a token seen in the last 10 minutes with the same
+ * request makes the request a no-op that succeeds; with another request it
+ * is IdempotentParameterMismatchException.  Returns true when the request
+ * was already done.
+ */
+static bool
+check_token(Jsonb *req, const char *token)
+{
+	uint8		hash[PG_SHA256_DIGEST_LENGTH];
+	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
+	char	   *canonical = JsonbToCString(NULL, &req->root, VARSIZE(req));
+	bytea	   *digest = palloc(VARHDRSZ + sizeof(hash));
+	Oid			types[2] = {TEXTOID, BYTEAOID};
+	Datum		args[2];
+	bool		isnull;
+
+	if (pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (uint8 *) canonical, strlen(canonical)) < 0 ||
+		pg_cryptohash_final(ctx, hash, sizeof(hash)) < 0)
+		elog(ERROR, "could not hash the request");
+	pg_cryptohash_free(ctx);
+	SET_VARSIZE(digest, VARHDRSZ + sizeof(hash));
+	memcpy(VARDATA(digest), hash, sizeof(hash));
+	args[0] = CStringGetTextDatum(token);
+	args[1] = PointerGetDatum(digest);
+
+	if (SPI_execute("DELETE FROM dynindex.transaction_tokens WHERE created_at < now() - interval '10 minutes'",
+					false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not expire transaction tokens");
+	if (SPI_execute_with_args("SELECT request_hash = $2 FROM dynindex.transaction_tokens WHERE token = $1",
+							  2, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read transaction tokens");
+	if (SPI_processed > 0)
+	{
+		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+			return true;
+		DynError(DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH,
+				 "Request has the same client token as a previous request, but is not the same request");
+	}
+	if (SPI_execute_with_args("INSERT INTO dynindex.transaction_tokens (token, request_hash) VALUES ($1, $2)",
+							  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the transaction token");
+	return false;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+/* TransactWriteItems */
+Jsonb *
+DynTransactWriteItems(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+	int			j;
+	TxAction   *actions;
+	bool		failed = false;
+	DynCapacityMode mode;
+	DynCapacity *caps;
+	int			ncaps = 0;
+	char	   *token;
+	JsonbParseState *st = NULL;
+
+	RqValidate(req, transact_write_fields);
+	if (VARSIZE(req) > MAX_TRANSACT_PAYLOAD)
+		DynValidationError("Transaction request payload size cannot exceed 4 MB");
+	elems = RqArrayElems(RqGet(r, "TransactItems"), &n);
+	actions = palloc0(sizeof(TxAction) * n);
+	mode = DynCapacityModeOf(r);
+	caps = palloc0(sizeof(DynCapacity) * n);
+
+	/* step 1: the whole request */
+	for (i = 0; i < n; i++)
+	{
+		int			found = 0;
+		int			k;
+
+		for (k = 0; k < 4; k++)
+		{
+			JsonbValue *spec = RqGetJv(&elems[i], kind_names[k]);
+
+			if (spec)
+			{
+				actions[i].kind = (TxKind) k;
+				actions[i].spec = spec;
+				found++;
+			}
+		}
+		if (found != 1)
+			DynValidationError("TransactItems can only contain one of Check, Put, Update or Delete");
+	}
+	for (i = 0; i < n; i++)
+		parse_action(&actions[i]);
+
+	token = RqGetString(r, "ClientRequestToken");
+	if (token && check_token(req, token))
+		return RqEmptyObject();
+
+	/* step 2: each action's data, stopping at the first problem */
+	for (i = 0; i < n && !failed; i++)
+		failed = !validate_action_reason(&actions[i]);
+	if (failed)
+		cancel(actions, n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (same_item(&actions[i], &actions[j]))
+				DynValidationError("Transaction request cannot include multiple operations on one item");
+
+	/* step 3: every condition, against the current item under a row lock */
+	for (i = 0; i < n; i++)
+	{
+		TxAction   *a = &actions[i];
+		DynStoredItem stored;
+		DynValue   *current;
+
+		current = DynStorageGet(a->t, &a->key, true, &stored) ? DynItemFromStored(stored.item) : NULL;
+		if (a->cond && !DynEvalCondition(a->cond, current))
+		{
+			a->reason = TX_REASON_CONDITION;
+			a->old = current;
+			failed = true;
+		}
+	}
+	if (failed)
+		cancel(actions, n);
+
+	/* the writes */
+	for (i = 0; i < n; i++)
+	{
+		TxAction   *a = &actions[i];
+		DynWriteResult res;
+		DynCapacity *c = capacity_for(caps, &ncaps, a->t, mode, false);
+
+		if (a->kind == TX_CHECK)
+		{
+			DynStoredItem stored;
+			bool		found = DynStorageGet(a->t, &a->key, false, &stored);
+
+			DynCapacityAddItemRead(c, found ? stored.size : 0, true);
+			continue;
+		}
+		a->all = actions;
+		a->nall = n;
+		DynItemsModify(a->t, &a->key, tx_mutator, a,
+					   a->kind == TX_UPDATE ? "Item size to update has exceeded the maximum allowed size" :
+					   "Item size has exceeded the maximum allowed size", &res);
+		DynCapacityAddWrite(c, res.old, res.oldsize, res.new, res.newsize);
+	}
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	DynCapacityPushList(&st, caps, ncaps);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* TransactGetItems */
+Jsonb *
+DynTransactGetItems(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+	DynTable  **tables;
+	DynKey	   *keys;
+	DynExpr   **projections;
+	DynCapacityMode mode = DynCapacityModeOf(r);
+	DynCapacity *caps;
+	int			ncaps = 0;
+	JsonbParseState *st = NULL;
+
+	RqValidate(req, transact_get_fields);
+	elems = RqArrayElems(RqGet(r, "TransactItems"), &n);
+	tables = palloc0(sizeof(DynTable *) * n);
+	keys = palloc0(sizeof(DynKey) * n);
+	projections = palloc0(sizeof(DynExpr *) * n);
+	caps = palloc0(sizeof(DynCapacity) * n);
+
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *get = RqGetJv(&elems[i], "Get");
+
+		projections[i] = DynItemsParseProjection(get->val.binary.data);
+		RqParseItem(RqGetJv(get, "Key"));
+	}
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *get = RqGetJv(&elems[i], "Get");
+		int			j;
+
+		tables[i] = DynItemsGetTable(RqGetString(get->val.binary.data, "TableName"));
+		DynItemsParseKey(tables[i], RqGetJv(get, "Key"), &keys[i]);
+		for (j = 0; j < i; j++)
+			if (tables[i] == tables[j] && VARSIZE(keys[i].pk) == VARSIZE(keys[j].pk) &&
+				VARSIZE(keys[i].sk) == VARSIZE(keys[j].sk) &&
+				memcmp(VARDATA(keys[i].pk), VARDATA(keys[j].pk), VARSIZE(keys[i].pk) - VARHDRSZ) == 0 &&
+				memcmp(VARDATA(keys[i].sk), VARDATA(keys[j].sk), VARSIZE(keys[i].sk) - VARHDRSZ) == 0)
+				DynValidationError("Transaction request cannot include multiple operations on one item");
+	}
+
+	/* one snapshot for every read: the reads see one consistent state */
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "Responses");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		DynStoredItem stored;
+		bool		found = DynStorageGet(tables[i], &keys[i], false, &stored);
+		DynCapacity *c = capacity_for(caps, &ncaps, tables[i], mode, true);
+
+		DynCapacityAddItemRead(c, found ? stored.size : 0, true);
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		if (found)
+		{
+			RqPushKey(&st, "Item");
+			if (projections[i])
+				RqPushJsonb(&st, WJB_VALUE,
+							DynItemToJsonb(DynApplyProjection(projections[i], DynItemFromStored(stored.item))));
+			else
+				RqPushJsonb(&st, WJB_VALUE, stored.item);
+		}
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	DynCapacityPushList(&st, caps, ncaps);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
