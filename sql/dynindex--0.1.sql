@@ -359,3 +359,75 @@ END
 $fn$;
 COMMENT ON FUNCTION dynindex.index_stats(text) IS
   'Per table and secondary index: items, bytes (DynamoDB sizes; index entries are their projected size), fraction of the table''s items the index holds (sparseness), average entry size, and the write amplification observed: index writes (GSIs: counted by the GSI worker; LSIs: rows written to the index relation) per table write (rows written to the table relation, from pg_stat_all_tables). Counts items exactly: cost grows with the table.';
+
+-- capacity and index statistics (src/api/capacity.c; docs/capacity.md)
+CREATE FUNCTION dynindex._storage_writes(storage text)
+RETURNS bigint
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+    -- rows inserted, updated and deleted in a storage relation (all its
+    -- partitions), from the cumulative statistics system
+    SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::bigint
+      FROM pg_stat_all_tables s
+     WHERE s.relid = to_regclass($1)
+        OR s.relid IN (SELECT p.relid FROM pg_partition_tree(to_regclass($1)) p WHERE p.isleaf);
+$fn$;
+COMMENT ON FUNCTION dynindex._storage_writes(text) IS
+  'Internal: rows inserted + updated + deleted in a storage relation and its partitions, from pg_stat_all_tables (flushed at most once a second per backend; pg_stat_force_next_flush() hurries it).';
+
+CREATE FUNCTION dynindex.index_stats(table_name text)
+RETURNS TABLE (index_name text, index_type text, projection text, items bigint, bytes bigint,
+               fraction_of_table numeric, avg_entry_bytes numeric,
+               table_writes bigint, index_writes bigint, write_amplification numeric)
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t       record;
+    i       record;
+    t_items bigint;
+    t_bytes bigint;
+    t_wr    bigint;
+    i_items bigint;
+    i_bytes bigint;
+    i_wr    bigint;
+BEGIN
+    SELECT * INTO t FROM dynindex.tables d WHERE d.table_name = $1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ResourceNotFoundException: Requested resource not found'
+            USING ERRCODE = 'YD002';
+    END IF;
+    EXECUTE format('SELECT count(*), coalesce(sum(size), 0)::bigint FROM %s', t.storage)
+        INTO t_items, t_bytes;
+    t_wr := dynindex._storage_writes(t.storage);
+    index_name := NULL; index_type := 'TABLE'; projection := NULL;
+    items := t_items; bytes := t_bytes;
+    fraction_of_table := CASE WHEN t_items > 0 THEN 1.0 END;
+    avg_entry_bytes := CASE WHEN t_items > 0 THEN round(t_bytes::numeric / t_items, 1) END;
+    table_writes := t_wr; index_writes := NULL; write_amplification := NULL;
+    RETURN NEXT;
+    FOR i IN SELECT x.* FROM dynindex.indexes x WHERE x.table_name = $1 ORDER BY x.position LOOP
+        EXECUTE format('SELECT count(*), coalesce(sum(size), 0)::bigint FROM %s', i.storage)
+            INTO i_items, i_bytes;
+        IF i.is_global THEN
+            SELECT coalesce(sum(a.index_writes), 0)::bigint INTO i_wr
+              FROM dynindex.gsi_applied a
+             WHERE a.table_num = t.num AND a.index_name = i.index_name;
+        ELSE
+            i_wr := dynindex._storage_writes(i.storage);
+        END IF;
+        index_name := i.index_name;
+        index_type := CASE WHEN i.is_global THEN 'GSI' ELSE 'LSI' END;
+        projection := i.projection->>'ProjectionType';
+        items := i_items; bytes := i_bytes;
+        fraction_of_table := CASE WHEN t_items > 0 THEN round(i_items::numeric / t_items, 4) END;
+        avg_entry_bytes := CASE WHEN i_items > 0 THEN round(i_bytes::numeric / i_items, 1) END;
+        table_writes := t_wr; index_writes := i_wr;
+        write_amplification := CASE WHEN t_wr > 0 THEN round(i_wr::numeric / t_wr, 4) END;
+        RETURN NEXT;
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION dynindex.index_stats(text) IS
+  'Per table and secondary index: items, bytes (DynamoDB sizes; index entries are their projected size), fraction of the table''s items the index holds (sparseness), average entry size, and the write amplification observed: index writes (GSIs: counted by the GSI worker; LSIs: rows written to the index relation) per table write (rows written to the table relation, from pg_stat_all_tables). Counts items exactly: cost grows with the table.';
