@@ -26,7 +26,7 @@
 
 /* DynamoDB's per-entry overhead of a local secondary index entry. */
 #define LSI_ENTRY_OVERHEAD 100
-/* t->plans slot of the collection-size plan (storage.c uses the low slots). */
+/* t->plans slots of the collection plans (15: size, 14: count; storage.c uses the low slots). */
 #define COLLECTION_PLAN_SLOT 15
 
 double		dynindex_item_collection_size_limit = 10737418240.0;	/* 10 GB */
@@ -96,6 +96,49 @@ DynCollectionSize(DynTable *t, bytea *pk)
 	return isnull ? 0 : DatumGetInt64(d);
 }
 
+/*
+ * Cheap test that a collection is under the limit without summing it: with
+ * at most n items of at most 400 KB, each in every LSI (+100 bytes), the
+ * collection is at most n * (400 KB * (1 + nlsi) + 100 * nlsi).  Counting up
+ * to the largest n that surely fits reads only the table's btree (often
+ * index-only) and stops early; under the default 10 GB limit, collections of
+ * up to a few thousand items never need the full sum.
+ */
+static bool
+collection_surely_fits(DynTable *t, bytea *pk)
+{
+	static Oid	types[2] = {BYTEAOID, INT8OID};
+	int			nlsi = 0;
+	double		per_item;
+	int64		threshold;
+	Datum		args[2];
+	bool		isnull;
+	int			i;
+
+	for (i = 0; i < t->nindexes; i++)
+		if (!t->indexes[i].is_global)
+			nlsi++;
+	per_item = (double) DYN_MAX_ITEM_SIZE * (1 + nlsi) + (double) LSI_ENTRY_OVERHEAD * nlsi;
+	if (dynindex_item_collection_size_limit / per_item < 1.0)
+		return false;
+	threshold = (int64) Min(dynindex_item_collection_size_limit / per_item, 1e6);
+	if (t->plans[COLLECTION_PLAN_SLOT - 1] == NULL)
+	{
+		char	   *sql = psprintf("SELECT count(*) FROM (SELECT 1 FROM %s WHERE pk = $1 LIMIT $2) s", t->storage);
+		SPIPlanPtr	plan = SPI_prepare(sql, 2, types);
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare \"%s\"", sql);
+		t->plans[COLLECTION_PLAN_SLOT - 1] = plan;
+	}
+	args[0] = PointerGetDatum(pk);
+	args[1] = Int64GetDatum(threshold + 1);
+	if (SPI_execute_plan(t->plans[COLLECTION_PLAN_SLOT - 1], args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the item collection");
+	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) <= threshold;
+}
+
 /* What one item contributes to its collection: the item and its LSI entries. */
 static int64
 contribution(DynTable *t, const DynValue *item, int32 size)
@@ -131,6 +174,8 @@ DynCollectionCheckWrite(DynTable *t, const DynKey *key, const DynValue *old, int
 	if (!DynTableHasLsi(t) || new == NULL)
 		return;
 	if (contribution(t, new, newsize) <= contribution(t, old, oldsize))
+		return;
+	if (collection_surely_fits(t, key->pk))
 		return;
 	if ((double) DynCollectionSize(t, key->pk) > dynindex_item_collection_size_limit)
 		DynError(DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED, "Collection size exceeded.");

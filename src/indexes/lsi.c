@@ -69,9 +69,18 @@ DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old
 	if (new_in)
 	{
 		DynValue   *entry = DynIndexProject(t, idx, new);
-		Datum		args[6] = {PointerGetDatum(nipk), PointerGetDatum(nisk),
-			PointerGetDatum(key->pk), PointerGetDatum(key->sk),
-			Int32GetDatum((int32) DynItemSize(entry)), JsonbPGetDatum(DynItemToJsonb(entry))};
+		Datum		args[6];
+
+		/* same key and same projected entry (e.g. a non-projected attribute changed): nothing to do */
+		if (old_in && bytea_eq(oipk, nipk) && bytea_eq(oisk, nisk) &&
+			DynValueEquals(DynIndexProject(t, idx, old), entry))
+			return;
+		args[0] = PointerGetDatum(nipk);
+		args[1] = PointerGetDatum(nisk);
+		args[2] = PointerGetDatum(key->pk);
+		args[3] = PointerGetDatum(key->sk);
+		args[4] = Int32GetDatum((int32) DynItemSize(entry));
+		args[5] = JsonbPGetDatum(DynItemToJsonb(entry));
 
 		if (SPI_execute_plan(lsi_plan(idx, LSI_PLAN_UPSERT), args, NULL, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not write LSI entry");
