@@ -1,0 +1,231 @@
+#!/usr/bin/env node
+// dynindex-gateway vs dynalite, same client program, same run.
+// For each operation (PutItem, GetItem, Query) and each concurrency (1 and 8
+// clients by default) it runs the case against dynindex, then against
+// dynalite (interleaved, so background load hits both alike): warm-up, then a
+// fixed duration; reports ops/s, p50/p99 and the ratios, plus the CPU used by
+// the client, the gateway, its PostgreSQL backends and dynalite.
+//
+// Every simulated client is an SDK v3 DynamoDBClient with its own keep-alive
+// agent (NodeHttpHandler, keepAlive, one socket); --threads spreads the
+// clients over worker threads so the client can use more than one core.
+//
+//   node bench/gateway-vs-dynalite.mjs --dynindex http://127.0.0.1:8091 --dynalite http://127.0.0.1:8092 \
+//       [--duration 15] [--warmup 3] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1]
+//       [--gateway-pid P] [--dynalite-pid P] [--psql 'host=... port=...'] [--json out.json] [--md out.md]
+import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import { PutItemCommand, GetItemCommand, QueryCommand, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
+import { makeClient, parseArgs, sleep, pct, createTable, procCpu } from './gateway-lib.mjs';
+
+const T = 'gwbench';
+const PARTS = 200; // partitions seeded with ITEMS items each
+const ITEMS = 20;
+const rnd = (n) => Math.floor(Math.random() * n);
+const pad = (i) => String(i).padStart(3, '0');
+const payload = 'v'.repeat(200);
+
+const COMMANDS = {
+  PutItem: () => new PutItemCommand({
+    TableName: T,
+    Item: { pk: { S: `w${rnd(100000)}` }, sk: { S: pad(rnd(ITEMS)) }, n: { N: String(rnd(1e9)) }, data: { S: payload } },
+  }),
+  GetItem: () => new GetItemCommand({ TableName: T, Key: { pk: { S: `p${rnd(PARTS)}` }, sk: { S: pad(rnd(ITEMS)) } } }),
+  Query: () => new QueryCommand({
+    TableName: T, KeyConditionExpression: 'pk = :p AND sk >= :s',
+    ExpressionAttributeValues: { ':p': { S: `p${rnd(PARTS)}` }, ':s': { S: pad(5) } }, Limit: 10,
+  }),
+};
+
+// ---- worker thread: run `clients` loops until told to stop ----
+// --client raw: the same requests as plain keep-alive HTTP (body = the
+// command's input as JSON, a fixed fake signature) without the SDK, to show
+// how much of the time is the SDK's own.
+function rawClient(endpoint) {
+  const u = new URL(endpoint);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const date = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return {
+    send(cmd) {
+      const body = JSON.stringify(cmd.input);
+      return new Promise((resolve, reject) => {
+        const req = http.request({
+          host: u.hostname, port: u.port, method: 'POST', path: '/', agent,
+          headers: {
+            'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `DynamoDB_20120810.${cmd.constructor.name.replace(/Command$/, '')}`,
+            'X-Amz-Date': date, 'Content-Length': Buffer.byteLength(body),
+            Authorization: `AWS4-HMAC-SHA256 Credential=bench/${date.slice(0, 8)}/us-east-1/dynamodb/aws4_request, SignedHeaders=host;x-amz-date;x-amz-target, Signature=${'0'.repeat(64)}`,
+          },
+        }, (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const j = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+            if (res.statusCode !== 200) { const e = new Error(j.message); e.name = j.__type; reject(e); } else resolve(j);
+          });
+          res.on('error', reject);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    },
+    destroy() { agent.destroy(); },
+  };
+}
+
+if (!isMainThread) {
+  const { endpoint, op, clients, ms, client } = workerData;
+  const makeClient_ = client === 'raw' ? rawClient : makeClient;
+  const lat = [];
+  let errors = 0;
+  let firstError = null;
+  const until = Date.now() + ms;
+  await Promise.all(Array.from({ length: clients }, async () => {
+    const c = makeClient_(endpoint);
+    while (Date.now() < until) {
+      const cmd = COMMANDS[op]();
+      const s = performance.now();
+      try {
+        const r = await c.send(cmd);
+        if (op === 'GetItem' && !r.Item) throw new Error('GetItem found no item');
+        if (op === 'Query' && (r.Count ?? r.Items?.length) !== 10) throw new Error(`Query returned ${r.Count} items`);
+        lat.push(performance.now() - s);
+      } catch (e) {
+        errors++;
+        firstError ??= `${e.name}: ${e.message}`;
+      }
+    }
+    c.destroy();
+  }));
+  const a = Float64Array.from(lat);
+  parentPort.postMessage({ lat: a, errors, firstError }, [a.buffer]);
+  process.exit(0);
+}
+
+// ---- main thread ----
+const opt = parseArgs(process.argv.slice(2), {
+  dynindex: 'http://127.0.0.1:8091', dynalite: 'http://127.0.0.1:8092', duration: 15, warmup: 3,
+  clients: '1,8', ops: 'PutItem,GetItem,Query', threads: 1, 'gateway-pid': 0, 'dynalite-pid': 0,
+  psql: '', json: '', md: '', only: '', client: 'sdk',
+});
+const targets = [['dynindex', opt.dynindex], ['dynalite', opt.dynalite]].filter(([n]) => !opt.only || opt.only === n);
+const clientCounts = String(opt.clients).split(',').map(Number);
+const ops = opt.ops.split(',');
+
+function runPhase(endpoint, op, clients, seconds) {
+  const nthreads = Math.max(1, Math.min(opt.threads, clients));
+  const per = Array.from({ length: nthreads }, (_, i) => Math.floor(clients / nthreads) + (i < clients % nthreads ? 1 : 0));
+  return Promise.all(per.map((n) => new Promise((resolve, reject) => {
+    const w = new Worker(new URL(import.meta.url), { workerData: { endpoint, op, clients: n, ms: seconds * 1000, client: opt.client } });
+    w.once('message', resolve);
+    w.once('error', reject);
+  })));
+}
+
+// PostgreSQL backends of the gateway (for their CPU time).
+function backendPids() {
+  if (!opt.psql) return [];
+  try {
+    const out = execFileSync('psql', ['-X', '-At', '-d', opt.psql, '-c',
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'dynindex-gateway'"], { encoding: 'utf8' });
+    return out.split('\n').filter(Boolean).map(Number);
+  } catch { return []; }
+}
+function sysCpu() { // busy and total jiffies of the whole machine
+  const f = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const idle = f[3] + f[4];
+  const total = f.reduce((a, b) => a + b, 0);
+  return { busy: total - idle, total };
+}
+
+async function seed(name, endpoint) {
+  const c = makeClient(endpoint, { sockets: 8 });
+  await createTable(c, {
+    TableName: T,
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }, { AttributeName: 'sk', KeyType: 'RANGE' }],
+    BillingMode: 'PAY_PER_REQUEST',
+  });
+  const reqs = [];
+  for (let p = 0; p < PARTS; p++) {
+    for (let s = 0; s < ITEMS; s += 20) {
+      reqs.push(Array.from({ length: Math.min(20, ITEMS - s) }, (_, i) => ({
+        PutRequest: { Item: { pk: { S: `p${p}` }, sk: { S: pad(s + i) }, n: { N: String(i) }, data: { S: payload } } },
+      })));
+    }
+  }
+  for (let i = 0; i < reqs.length; i += 8) {
+    await Promise.all(reqs.slice(i, i + 8).map(async (r) => {
+      const out = await c.send(new BatchWriteItemCommand({ RequestItems: { [T]: r } }));
+      if (out.UnprocessedItems && Object.keys(out.UnprocessedItems).length) throw new Error(`${name}: unprocessed items while seeding`);
+    }));
+  }
+  c.destroy();
+}
+
+for (const [name, url] of targets) await seed(name, url);
+console.log(`# ${targets.map(([n, u]) => `${n} ${u}`).join(', ')}; warm-up ${opt.warmup} s, ${opt.duration} s per case; client ${opt.client}, client threads ${opt.threads}; ${PARTS * ITEMS} items seeded`);
+
+const results = [];
+for (const op of ops) {
+  for (const clients of clientCounts) {
+    for (const [name, url] of targets) {
+      await runPhase(url, op, clients, opt.warmup);
+      const pids = name === 'dynindex' ? backendPids() : [];
+      const serverPid = name === 'dynindex' ? opt['gateway-pid'] : opt['dynalite-pid'];
+      const srv0 = serverPid ? procCpu(serverPid) : null;
+      const pg0 = pids.map(procCpu);
+      const cli0 = process.cpuUsage();
+      const sys0 = sysCpu();
+      const t0 = performance.now();
+      const parts = await runPhase(url, op, clients, opt.duration);
+      const secs = (performance.now() - t0) / 1000;
+      const cli = process.cpuUsage(cli0);
+      const sys1 = sysCpu();
+      const n = parts.reduce((s, p) => s + p.lat.length, 0);
+      const all = new Float64Array(n);
+      let o = 0;
+      for (const p of parts) { all.set(p.lat, o); o += p.lat.length; }
+      all.sort();
+      const errors = parts.reduce((s, p) => s + p.errors, 0);
+      const r = {
+        target: name, op, clients, n, secs, ops: n / secs, p50: pct(all, 0.5), p99: pct(all, 0.99), errors,
+        firstError: parts.find((p) => p.firstError)?.firstError,
+        clientCpu: (cli.user + cli.system) / 1e6 / secs,
+        serverCpu: serverPid ? (procCpu(serverPid) - srv0) / secs : null,
+        pgCpu: pids.length ? pids.reduce((s, p, i) => s + ((procCpu(p) ?? pg0[i]) - pg0[i]), 0) / secs : null,
+        machineBusy: (sys1.busy - sys0.busy) / (sys1.total - sys0.total),
+      };
+      // server CPU per operation (gateway + its backends, or dynalite): robust to background load
+      r.serverUsPerOp = r.serverCpu != null ? ((r.serverCpu + (r.pgCpu ?? 0)) * secs / n) * 1e6 : null;
+      r.clientUsPerOp = r.clientCpu * secs / n * 1e6;
+      results.push(r);
+      console.log(`${op.padEnd(8)} c=${String(clients).padEnd(2)} ${name.padEnd(9)} ${r.ops.toFixed(0).padStart(6)} ops/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${errors}` +
+        `  cpu: client ${(r.clientCpu * 100).toFixed(0)}%` + (r.serverCpu != null ? ` ${name === 'dynindex' ? 'gateway' : 'dynalite'} ${(r.serverCpu * 100).toFixed(0)}%` : '') +
+        (r.pgCpu != null ? ` postgres ${(r.pgCpu * 100).toFixed(0)}%` : '') +
+        (r.serverUsPerOp != null ? ` (server ${r.serverUsPerOp.toFixed(0)} us/op, client ${r.clientUsPerOp.toFixed(0)} us/op)` : '') + ` machine ${(r.machineBusy * 100).toFixed(0)}% busy` +
+        (r.firstError ? `  first error: ${r.firstError}` : ''));
+    }
+  }
+}
+
+// ---- summary ----
+const lines = ['| operation | clients | dynindex ops/s | p50 / p99 ms | server CPU us/op | dynalite ops/s | p50 / p99 ms | server CPU us/op | throughput ratio |',
+  '|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
+for (const op of ops) {
+  for (const clients of clientCounts) {
+    const a = results.find((r) => r.op === op && r.clients === clients && r.target === 'dynindex');
+    const b = results.find((r) => r.op === op && r.clients === clients && r.target === 'dynalite');
+    const f = (r) => (r ? [r.ops.toFixed(0), `${r.p50.toFixed(2)} / ${r.p99.toFixed(2)}`, r.serverUsPerOp != null ? r.serverUsPerOp.toFixed(0) : '-'] : ['-', '-', '-']);
+    lines.push(`| ${op} | ${clients} | ${f(a).join(' | ')} | ${f(b).join(' | ')} | ${a && b ? (a.ops / b.ops).toFixed(1) + 'x' : '-'} |`);
+  }
+}
+console.log('\n' + lines.join('\n'));
+const errors = results.reduce((s, r) => s + r.errors, 0);
+console.log(`errors: ${errors}`);
+if (opt.md) fs.writeFileSync(opt.md, lines.join('\n') + '\n');
+if (opt.json) fs.writeFileSync(opt.json, JSON.stringify({ opt, results }, null, 1));
+await sleep(10);
+process.exit(errors ? 1 : 0);

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Benchmarks of dynindex-gateway on this machine.  Starts a throwaway
+# PostgreSQL with dynindex (shared_preload_libraries, synchronous_commit=off
+# since dynalite keeps everything in memory), the gateway in --dev mode and
+# dynalite (in memory), runs a client, stops everything.
+#
+#   bench/gateway.sh [vs] [ARGS...]     gateway-vs-dynalite.mjs (PutItem/GetItem/Query, 1 and 8 clients)
+#   bench/gateway.sh load [ARGS...]     gateway-load.mjs (60 s mixed load with abusive clients)
+#
+# Needs `make install` done (the extension and dynindex-gateway in pg_config's
+# directories), node >= 18 with npm.  Ports: BENCH_PGPORT (5489),
+# BENCH_GW_PORT (8091), BENCH_DL_PORT (8092); BENCH_POOL (gateway --pool-size, 8).
+# Results (JSON, text) go to bench/results/ (not committed).
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+MODE=vs
+if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ]; }; then MODE="$1"; shift; fi
+PGBIN="$(pg_config --bindir)"
+PGPORT_="${BENCH_PGPORT:-5489}"; GWPORT="${BENCH_GW_PORT:-8091}"; DLPORT="${BENCH_DL_PORT:-8092}"
+POOL="${BENCH_POOL:-8}"
+WORK="$(mktemp -d /tmp/dynindex-gwbench.XXXXXX)"
+PIDS=()
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
+    [ -f "$WORK/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+[ "$(id -u)" = 0 ] && chown postgres "$WORK"
+mkdir -p "$HERE/results"
+[ -d "$HERE/node_modules/dynalite" ] || (cd "$HERE" && npm ci --no-audit --no-fund >/dev/null)
+
+echo "==> PostgreSQL on port $PGPORT_ (socket $WORK)"
+as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
+as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
+    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=dynindex -c max_connections=50 -c synchronous_commit=off" >/dev/null
+SU="$(as_pg whoami)"
+psql -X -q -h "$WORK" -p "$PGPORT_" -U "$SU" -d postgres -c 'CREATE EXTENSION dynindex'
+CONN="host=$WORK port=$PGPORT_ user=$SU dbname=postgres"
+
+echo "==> dynindex-gateway --dev on 127.0.0.1:$GWPORT (pool $POOL)"
+"$PGBIN/dynindex-gateway" --dev --host 127.0.0.1 --port "$GWPORT" --pool-size "$POOL" --timeout 10 \
+    --dbname "$CONN" >"$WORK/gw.out" 2>"$WORK/gw.err" &
+GWPID=$!; PIDS+=("$GWPID")
+if [ "$MODE" = vs ]; then
+    echo "==> dynalite (in memory) on 127.0.0.1:$DLPORT"
+    node "$HERE/node_modules/dynalite/cli.js" --host 127.0.0.1 --port "$DLPORT" \
+        --createTableMs 0 --deleteTableMs 0 --updateTableMs 0 >"$WORK/dl.out" 2>&1 &
+    DLPID=$!; PIDS+=("$DLPID")
+fi
+sleep 1
+grep -q 'listening on' "$WORK/gw.out" || { cat "$WORK/gw.err"; exit 1; }
+
+export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
+STAMP="$(date +%Y%m%d-%H%M%S)"
+set +e
+if [ "$MODE" = vs ]; then
+    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --dynalite "http://127.0.0.1:$DLPORT" \
+        --gateway-pid "$GWPID" --dynalite-pid "$DLPID" --psql "$CONN" \
+        --json "$HERE/results/gateway-vs-dynalite-$STAMP.json" "$@" | tee "$HERE/results/gateway-vs-dynalite-$STAMP.txt"
+else
+    node "$HERE/gateway-load.mjs" --endpoint "http://127.0.0.1:$GWPORT" --gateway-pid "$GWPID" --gateway-timeout 10 \
+        --abuse --json "$HERE/results/gateway-load-$STAMP.json" "$@" | tee "$HERE/results/gateway-load-$STAMP.txt"
+fi
+RC=${PIPESTATUS[0]}
+kill -0 "$GWPID" 2>/dev/null || { echo "the gateway died:"; tail -20 "$WORK/gw.err"; RC=1; }
+exit "$RC"
