@@ -652,6 +652,13 @@ http_start(void)
 		return NULL;
 	}
 
+	/*
+	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: with 1 it sets SO_REUSEPORT, and
+	 * a second gateway started on a busy port then silently shares it (the
+	 * kernel splits connections between two gateways, possibly on different
+	 * databases).  libmicrohttpd's default, SO_REUSEADDR, still allows an
+	 * immediate restart on the same port.
+	 */
 	return MHD_start_daemon(flags, (uint16_t) gw_config.port, NULL, NULL,
 							access_handler, NULL,
 							MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
@@ -661,6 +668,5 @@ http_start(void)
 							MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
 							MHD_OPTION_THREAD_STACK_SIZE, (size_t) 512 * 1024,
 							MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
-							MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int) 1,
 							MHD_OPTION_END);
 }
