@@ -94,6 +94,16 @@ SELECT dynindex.api('TransactGetItems', '{"TransactItems":[{"Get":{"TableName":"
 SELECT dynindex.api('TransactGetItems', '{"TransactItems":[{"Get":{"TableName":"TxTable","Key":{"p":{"N":"1"}}}}]}');
 SELECT dynindex.api('TransactGetItems', '{"TransactItems":[]}');
 
+-- ItemCollectionMetrics for tables with an LSI, one object per written item (ConditionCheck writes nothing)
+SELECT dynindex.api('CreateTable', '{"TableName":"TxLsi","KeySchema":[{"AttributeName":"p","KeyType":"HASH"},{"AttributeName":"s","KeyType":"RANGE"}],"AttributeDefinitions":[{"AttributeName":"p","AttributeType":"S"},{"AttributeName":"s","AttributeType":"S"},{"AttributeName":"l","AttributeType":"S"}],"LocalSecondaryIndexes":[{"IndexName":"byL","KeySchema":[{"AttributeName":"p","KeyType":"HASH"},{"AttributeName":"l","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}],"BillingMode":"PAY_PER_REQUEST"}') IS NOT NULL AS created;
+SELECT tx('{"TransactItems":[
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c1"},"s":{"S":"1"},"l":{"S":"x"}}}},
+  {"Put":{"TableName":"TxTable","Item":{"p":{"S":"m"}}}},
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c2"},"s":{"S":"1"}}}},
+  {"ConditionCheck":{"TableName":"TxLsi","Key":{"p":{"S":"c3"},"s":{"S":"1"}},"ConditionExpression":"attribute_not_exists(p)"}}],
+  "ReturnItemCollectionMetrics":"SIZE"}');
+SELECT dynindex.api('DeleteTable', '{"TableName":"TxLsi"}') IS NOT NULL;
+
 SELECT dynindex.api('DeleteTable', '{"TableName":"TxTable"}') IS NOT NULL, dynindex.api('DeleteTable', '{"TableName":"TxOther"}') IS NOT NULL;
 DROP FUNCTION tx(text);
 DROP FUNCTION tx_tail(text);

@@ -980,6 +980,16 @@ update_table_create_gsi(DynTable *t, JsonbContainer *r, JsonbValue *create)
 	if (nglobal + 1 > MAX_GSIS)
 		DynError(DYN_ERR_LIMIT_EXCEEDED,
 				 "Subscriber limit exceeded: The number of global secondary indexes exceeds the per-table limit of %d", MAX_GSIS);
+	{
+		JsonbValue *nk = RqGetJv(RqGetJv(create, "Projection"), "NonKeyAttributes");
+		int			nproj = nk && nk->type == jbvBinary ? JsonContainerSize(nk->val.binary.data) : 0;
+
+		for (i = 0; i < t->nindexes; i++)
+			nproj += t->indexes[i].nnonkey;
+		if (nproj > MAX_PROJECTED_ATTRIBUTES)
+			DynValidationError("One or more parameter values were invalid: Number of projected attributes in all indexes exceeds limit of %d",
+							   MAX_PROJECTED_ATTRIBUTES);
+	}
 	defs = merged_definitions(t, r, &ndefs);
 	ik = RqArrayElems(RqGetJv(create, "KeySchema"), &nik);
 	check_keys_defined(ik, nik, defs, ndefs);

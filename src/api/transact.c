@@ -328,6 +328,44 @@ capacity_for(DynCapacity *caps, int *ncaps, DynTable *t, DynCapacityMode mode, b
 	return &caps[(*ncaps)++];
 }
 
+/*
+ * "ItemCollectionMetrics": for each table with an LSI, one object per item the
+ * transaction wrote, as BatchWriteItem shapes it.
+ */
+static void
+push_collection_metrics(JsonbParseState **st, TxAction *actions, int n)
+{
+	bool		any = false;
+	int			i;
+	int			j;
+
+	for (i = 0; i < n; i++)
+	{
+		bool		seen = false;
+
+		if (actions[i].kind == TX_CHECK || !DynTableHasLsi(actions[i].t))
+			continue;
+		for (j = 0; j < i && !seen; j++)
+			seen = actions[j].kind != TX_CHECK && actions[j].t == actions[i].t;
+		if (seen)
+			continue;			/* the table's list is already out */
+		if (!any)
+		{
+			RqPushKey(st, "ItemCollectionMetrics");
+			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+			any = true;
+		}
+		RqPushKey(st, actions[i].t->name);
+		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+		for (j = i; j < n; j++)
+			if (actions[j].kind != TX_CHECK && actions[j].t == actions[i].t)
+				DynCollectionPushMetrics(st, actions[j].t, &actions[j].key);
+		pushJsonbValue(st, WJB_END_ARRAY, NULL);
+	}
+	if (any)
+		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
 /* ---------------------------------------------------------------- idempotency */
 
 /*
@@ -483,6 +521,8 @@ DynTransactWriteItems(Jsonb *req)
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	DynCapacityPushList(&st, caps, ncaps);
+	if (RqStringIs(r, "ReturnItemCollectionMetrics", "SIZE"))
+		push_collection_metrics(&st, actions, n);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
