@@ -194,13 +194,13 @@ count_applied(DynTable *t, DynIndex *idx, int64 changes, int64 writes)
 
 /* Apply one batch of queued changes. */
 int
-DynGsiApplyBatch(void)
+DynGsiApplyBatch(int limit)
 {
 	int			n;
 	int			i;
 	Change	   *changes;
 	Oid			types[1] = {INT4OID};
-	Datum		args[1] = {Int32GetDatum(dynindex_gsi_batch_size)};
+	Datum		args[1] = {Int32GetDatum(limit)};
 
 	StartTransactionCommand();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -283,6 +283,42 @@ DynGsiApplyBatch(void)
 	PopActiveSnapshot();
 	CommitTransactionCommand();
 	return n;
+}
+
+/*
+ * Give the oldest queued change a new id, at the end of the queue: called
+ * after that change failed to apply on its own, so that it is retried later
+ * and the changes behind it are applied meanwhile (applying is idempotent and
+ * re-reads the item, so the order of one key's records does not matter).
+ * Returns the new id (0 if the queue was empty) and sets *old_id.
+ */
+int64
+DynGsiRequeueOldest(int64 *old_id)
+{
+	int64		new_id = 0;
+
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute("WITH o AS (SELECT id FROM dynindex.gsi_changes ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+					"UPDATE dynindex.gsi_changes c SET id = nextval(pg_get_serial_sequence('dynindex.gsi_changes', 'id')) "
+					"FROM o WHERE c.id = o.id RETURNING c.table_num, o.id, c.id", false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "could not requeue a GSI change");
+	if (SPI_processed > 0)
+	{
+		bool		isnull;
+
+		*old_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+		new_id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+		ereport(WARNING,
+				(errmsg("dynindex: a GSI change of table number %lld failed to apply; it was moved to the end of the queue",
+						(long long) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))));
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return new_id;
 }
 
 /* Do one chunk of a pending backfill; true if more work remains. */

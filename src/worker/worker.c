@@ -17,6 +17,8 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_database.h"
+#include "commands/dbcommands.h"
+#include "commands/defrem.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "pgstat.h"
@@ -28,9 +30,11 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "tcop/tcopprot.h"
+#include "tcop/utility.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/syscache.h"
 
 #include "worker/worker.h"
 
@@ -45,6 +49,7 @@ typedef struct WorkerSlot
 	Oid			dboid;			/* InvalidOid: free */
 	bool		started;		/* the launcher registered a worker */
 	bool		absent;			/* the database has no dynindex */
+	bool		blocked;		/* a DROP/CREATE ... TEMPLATE/RENAME of the database runs */
 	pid_t		pid;			/* the running worker, or 0 */
 	Latch	   *latch;			/* the running worker's latch */
 } WorkerSlot;
@@ -59,6 +64,7 @@ typedef struct DynShared
 static DynShared *shared = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static ProcessUtility_hook_type prev_process_utility = NULL;
 
 /* Ask for our shared memory. */
 static void
@@ -88,6 +94,107 @@ dyn_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
+/* Find or claim the slot of a database; caller holds the lock exclusively. */
+static WorkerSlot *
+slot_for(Oid dboid, bool create)
+{
+	int			i;
+	WorkerSlot *free_slot = NULL;
+
+	for (i = 0; i < MAX_DB_SLOTS; i++)
+	{
+		if (shared->slots[i].dboid == dboid)
+			return &shared->slots[i];
+		if (free_slot == NULL && shared->slots[i].dboid == InvalidOid)
+			free_slot = &shared->slots[i];
+	}
+	if (!create || free_slot == NULL)
+		return NULL;
+	memset(free_slot, 0, sizeof(WorkerSlot));
+	free_slot->dboid = dboid;
+	return free_slot;
+}
+
+/*
+ * The database a utility statement needs free of other connections (DROP
+ * DATABASE, CREATE DATABASE ... TEMPLATE, ALTER DATABASE RENAME / SET
+ * TABLESPACE), or InvalidOid.  Our worker is such a connection, and core
+ * PostgreSQL does not ask background workers to leave (only autovacuum).
+ */
+static Oid
+exclusive_database(Node *stmt)
+{
+	const char *name = NULL;
+	ListCell   *lc;
+
+	if (IsA(stmt, DropdbStmt))
+		name = ((DropdbStmt *) stmt)->dbname;
+	else if (IsA(stmt, RenameStmt) && ((RenameStmt *) stmt)->renameType == OBJECT_DATABASE)
+		name = ((RenameStmt *) stmt)->subname;
+	else if (IsA(stmt, CreatedbStmt))
+	{
+		foreach(lc, ((CreatedbStmt *) stmt)->options)
+			if (strcmp(((DefElem *) lfirst(lc))->defname, "template") == 0)
+				name = defGetString((DefElem *) lfirst(lc));
+	}
+	else if (IsA(stmt, AlterDatabaseStmt))
+	{
+		foreach(lc, ((AlterDatabaseStmt *) stmt)->options)
+			if (strcmp(((DefElem *) lfirst(lc))->defname, "tablespace") == 0)
+				name = ((AlterDatabaseStmt *) stmt)->dbname;
+	}
+	return name ? get_database_oid(name, true) : InvalidOid;
+}
+
+/* Keep (or stop keeping) a database's worker away; blocking also stops it. */
+static void
+block_worker(Oid dboid, bool block)
+{
+	WorkerSlot *slot;
+	pid_t		pid = 0;
+	Latch	   *launcher;
+
+	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	slot = slot_for(dboid, false);
+	if (slot)
+	{
+		slot->blocked = block;
+		pid = slot->pid;
+	}
+	launcher = shared->launcher_latch;
+	LWLockRelease(shared->lock);
+	if (block && pid != 0)
+		kill(pid, SIGTERM);		/* the core command waits up to 5 s for it to go */
+	if (!block && launcher)
+		SetLatch(launcher);
+}
+
+/* ProcessUtility hook: move our worker out of a database that must be free. */
+static void
+dyn_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					ProcessUtilityContext context, ParamListInfo params,
+					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Oid			dboid = shared ? exclusive_database(pstmt->utilityStmt) : InvalidOid;
+
+	if (OidIsValid(dboid))
+		block_worker(dboid, true);
+	PG_TRY();
+	{
+		if (prev_process_utility)
+			prev_process_utility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params, queryEnv, dest, qc);
+	}
+	PG_FINALLY();
+	{
+		/* a dropped database's slot is released by the launcher */
+		if (OidIsValid(dboid))
+			block_worker(dboid, false);
+	}
+	PG_END_TRY();
+}
+
 /* Register GUCs, hooks and the launcher. */
 void
 DynWorkerInit(void)
@@ -113,6 +220,8 @@ DynWorkerInit(void)
 	shmem_request_hook = dyn_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = dyn_shmem_startup;
+	prev_process_utility = ProcessUtility_hook;
+	ProcessUtility_hook = dyn_process_utility;
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -123,27 +232,6 @@ DynWorkerInit(void)
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex launcher");
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex launcher");
 	RegisterBackgroundWorker(&bgw);
-}
-
-/* Find or claim the slot of a database; caller holds the lock exclusively. */
-static WorkerSlot *
-slot_for(Oid dboid, bool create)
-{
-	int			i;
-	WorkerSlot *free_slot = NULL;
-
-	for (i = 0; i < MAX_DB_SLOTS; i++)
-	{
-		if (shared->slots[i].dboid == dboid)
-			return &shared->slots[i];
-		if (free_slot == NULL && shared->slots[i].dboid == InvalidOid)
-			free_slot = &shared->slots[i];
-	}
-	if (!create || free_slot == NULL)
-		return NULL;
-	memset(free_slot, 0, sizeof(WorkerSlot));
-	free_slot->dboid = dboid;
-	return free_slot;
 }
 
 /* Wake the GSI worker of a database, asking the launcher for one if needed. */
@@ -221,6 +309,29 @@ register_databases(void)
 	CommitTransactionCommand();
 }
 
+/*
+ * May a worker run in this database: it exists, accepts connections and is
+ * not a template (a connected worker would make CREATE DATABASE from it fail)?
+ */
+static bool
+database_usable(Oid dboid)
+{
+	HeapTuple	tup;
+	bool		ok = false;
+
+	StartTransactionCommand();
+	tup = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(dboid));
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
+
+		ok = db->datallowconn && !db->datistemplate;
+		ReleaseSysCache(tup);
+	}
+	CommitTransactionCommand();
+	return ok;
+}
+
 /* The launcher: keep a worker running for every registered database. */
 void
 dynindex_launcher_main(Datum arg)
@@ -239,6 +350,9 @@ dynindex_launcher_main(Datum arg)
 	for (;;)
 	{
 		int			i;
+		int			ncheck = 0;
+		Oid			check[MAX_DB_SLOTS];
+		bool		usable[MAX_DB_SLOTS];
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -246,10 +360,21 @@ dynindex_launcher_main(Datum arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
+		/* databases that need a worker: check them outside the lock */
+		LWLockAcquire(shared->lock, LW_SHARED);
+		for (i = 0; i < MAX_DB_SLOTS; i++)
+			if (shared->slots[i].dboid != InvalidOid && !shared->slots[i].absent &&
+				!shared->slots[i].blocked && shared->slots[i].pid == 0 && !shared->slots[i].started)
+				check[ncheck++] = shared->slots[i].dboid;
+		LWLockRelease(shared->lock);
+		for (i = 0; i < ncheck; i++)
+			usable[i] = database_usable(check[i]);
+
 		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 		for (i = 0; i < MAX_DB_SLOTS; i++)
 		{
 			WorkerSlot *slot = &shared->slots[i];
+			int			j;
 
 			if (slot->dboid == InvalidOid)
 				continue;
@@ -258,7 +383,15 @@ dynindex_launcher_main(Datum arg)
 				slot->dboid = InvalidOid;	/* no dynindex there: release */
 				continue;
 			}
-			if (slot->pid == 0 && !slot->started)
+			if (slot->pid != 0 || slot->started || slot->blocked)
+				continue;
+			for (j = 0; j < ncheck && check[j] != slot->dboid; j++)
+				;
+			if (j == ncheck)
+				continue;		/* registered meanwhile: next round */
+			if (!usable[j])
+				slot->dboid = InvalidOid;	/* dropped, template or closed: release */
+			else
 				start_worker(slot);
 		}
 		LWLockRelease(shared->lock);
@@ -309,6 +442,11 @@ dynindex_worker_main(Datum arg)
 	Oid			dboid = DatumGetObjectId(arg);
 	WorkerSlot *slot;
 	MemoryContext loop_cxt;
+	volatile int isolate = 0;	/* apply this many changes one at a time */
+	volatile int failures = 0;	/* > 0: wait before the next round */
+	volatile int backfill_failures = 0; /* consecutive failed backfill steps */
+	volatile int64 cycle_start = 0; /* new id of the first change requeued, or 0 */
+	volatile bool in_batch = false;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -356,11 +494,68 @@ dynindex_worker_main(Datum arg)
 			proc_exit(0);
 		}
 		pgstat_report_activity(STATE_RUNNING, "applying GSI changes");
-		while (DynGsiApplyBatch() > 0)
-			CHECK_FOR_INTERRUPTS();
-		more = DynGsiBackfillStep();
+		more = false;
+		in_batch = true;
+		PG_TRY();
+		{
+			int			n;
+
+			while ((n = DynGsiApplyBatch(isolate > 0 ? 1 : dynindex_gsi_batch_size)) > 0)
+			{
+				isolate = Max(0, isolate - n);
+				CHECK_FOR_INTERRUPTS();
+			}
+			in_batch = false;
+			more = DynGsiBackfillStep();
+			failures = backfill_failures = 0;
+		}
+		PG_CATCH();
+		{
+			/*
+			 * An ERROR in a batch or backfill step: report it, roll back, and
+			 * go on instead of exiting (a change that fails every time would
+			 * otherwise stop all GSI maintenance of the database).  A failed
+			 * batch is retried one change at a time; a change that fails on
+			 * its own goes to the end of the queue and is retried later.
+			 */
+			HOLD_INTERRUPTS();
+			EmitErrorReport();
+			AbortOutOfAnyTransaction();
+			FlushErrorState();
+			RESUME_INTERRUPTS();
+			MemoryContextSwitchTo(loop_cxt);
+			failures = 0;
+			if (in_batch && isolate > 0)
+			{
+				int64		old_id = 0;
+				int64		new_id = DynGsiRequeueOldest(&old_id);
+
+				isolate--;
+				/* back off once every queued change failed since the first requeue */
+				if (cycle_start > 0 && old_id >= cycle_start)
+				{
+					failures = 16;	/* only failing changes left: wait the naptime */
+					cycle_start = 0;
+				}
+				else if (cycle_start == 0)
+					cycle_start = new_id;
+			}
+			else if (in_batch)
+				isolate = dynindex_gsi_batch_size;
+			else
+				failures = ++backfill_failures;
+			more = in_batch;	/* go on at once with the changes behind */
+		}
+		PG_END_TRY();
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loop_cxt);
+		if (failures > 0)
+		{
+			/* back off: 20 ms doubling per consecutive failed backfill step, at most the naptime */
+			(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 Min((long) dynindex_worker_naptime_ms, 10L << Min(failures, 16)), PG_WAIT_EXTENSION);
+			continue;
+		}
 		if (more)
 			continue;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,

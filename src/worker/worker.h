@@ -23,7 +23,9 @@ extern int	dynindex_backfill_chunk_size;
 
 /* ---- src/indexes/gsi_apply.c (run by the worker) ---- */
 /* Apply one batch of queued changes; returns how many were applied. */
-extern int	DynGsiApplyBatch(void);
+extern int	DynGsiApplyBatch(int limit);
+/* Move the oldest queued change to the end of the queue (after it failed alone). */
+extern int64 DynGsiRequeueOldest(int64 *old_id);
 /* Do one step of any pending GSI backfill; returns true if work remains. */
 extern bool DynGsiBackfillStep(void);
 
