@@ -65,3 +65,41 @@ export async function rejectsWith(fn, name) {
   }
   throw new Error(`expected ${name}, but the call succeeded`);
 }
+
+// GSIs are eventually consistent: wait until the GSI reflects the writes made
+// so far.  With PostgreSQL reachable (PG* variables, as run.sh has them) this
+// is dynindex.wait_for_indexes(table); otherwise (or in addition, when
+// `expect` is given) a short retry loop until a Query on the index returns
+// `expect` items.
+import { execFileSync } from 'node:child_process';
+import { QueryCommand } from '@aws-sdk/client-dynamodb';
+
+export function waitForIndexesSql(table) {
+  try {
+    const out = execFileSync('psql', ['-X', '-At', '-v', 'ON_ERROR_STOP=1', '-c',
+      `SELECT dynindex.wait_for_indexes('${table.replace(/'/g, "''")}', '20 seconds')`], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    return out.trim() === 't';
+  } catch {
+    return false;
+  }
+}
+
+export async function waitIndexes(ddb, TableName, IndexName, expect, query) {
+  waitForIndexesSql(TableName);
+  if (expect === undefined) return;
+  let n = -1;
+  for (let i = 0; i < 100; i++) {
+    n = 0;
+    let ExclusiveStartKey;
+    do {
+      const r = await ddb.send(query
+        ? new QueryCommand({ TableName, IndexName, ...query, ExclusiveStartKey })
+        : new (await import('@aws-sdk/client-dynamodb')).ScanCommand({ TableName, IndexName, ExclusiveStartKey }));
+      n += r.Count;
+      ExclusiveStartKey = r.LastEvaluatedKey;
+    } while (ExclusiveStartKey);
+    if (n === expect) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`index ${IndexName} of ${TableName} holds ${n} items, expected ${expect}`);
+}

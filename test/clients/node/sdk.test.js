@@ -1,6 +1,6 @@
-// AWS SDK for JavaScript v3 against the gateway: every operation the extension
-// implements, and DynamoDB's exception classes.  Operations the extension does
-// not implement yet are skipped (reported as such), never silently passed.
+// AWS SDK for JavaScript v3 against the gateway: items, tables and DynamoDB's
+// exception classes.  Query, Scan, UpdateTable and transactions in detail:
+// query_scan.test.js.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
@@ -10,7 +10,7 @@ import {
   ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { client, uniq, orSkip, waitActive, dropTable, rejectsWith } from './helpers.js';
+import { client, uniq, waitActive, dropTable, rejectsWith } from './helpers.js';
 
 const ddb = client();
 const T = uniq('sdk');
@@ -110,30 +110,27 @@ test('BatchWriteItem and BatchGetItem', async () => {
   assert.equal(g2.Responses[T].length, 5);
 });
 
-test('UpdateItem', async (t) => {
+test('UpdateItem', async () => {
   const Key = { pk: { S: 'u1' }, sk: { S: 'x' } };
-  const r = await orSkip(t, 'UpdateItem', () => ddb.send(new UpdateItemCommand({
+  const r = await ddb.send(new UpdateItemCommand({
     TableName: T, Key, UpdateExpression: 'SET #c = if_not_exists(#c, :z) + :one',
     ExpressionAttributeNames: { '#c': 'count' }, ExpressionAttributeValues: { ':z': { N: '0' }, ':one': { N: '1' } },
     ReturnValues: 'ALL_NEW',
-  })));
-  if (!r) return;
+  }));
   assert.equal(r.Attributes.count.N, '1');
 });
 
-test('Query and Scan', async (t) => {
+test('Query and Scan', async () => {
   for (let i = 0; i < 5; i++) {
     await ddb.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'q' }, sk: { S: `k${i}` }, i: { N: String(i) } } }));
   }
-  const q = await orSkip(t, 'Query', () => ddb.send(new QueryCommand({
+  const q = await ddb.send(new QueryCommand({
     TableName: T, KeyConditionExpression: 'pk = :p AND begins_with(sk, :k)',
     ExpressionAttributeValues: { ':p': { S: 'q' }, ':k': { S: 'k' } }, ScanIndexForward: false, Limit: 3,
-  })));
-  if (!q) return;
+  }));
   assert.deepEqual(q.Items.map((x) => x.sk.S), ['k4', 'k3', 'k2']);
   assert.ok(q.LastEvaluatedKey);
-  const s = await orSkip(t, 'Scan', () => ddb.send(new ScanCommand({ TableName: T })));
-  if (!s) return;
+  const s = await ddb.send(new ScanCommand({ TableName: T }));
   assert.ok(s.Count >= 5);
 });
 
