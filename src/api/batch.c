@@ -376,6 +376,7 @@ DynBatchWriteItem(Jsonb *req)
 									 (int32) DynItemSize(op->item));
 				else
 					DynStorageDelete(tables[i], &op->key, NULL);
+				DynGsiCaptureIfCreated(tables[i], &op->key);
 				continue;
 			}
 			if (op->item)

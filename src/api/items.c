@@ -373,6 +373,7 @@ DynPutItem(Jsonb *req)
 	{
 		/* nothing needs the old item: one upsert */
 		DynStorageUpsert(t, &key, DynItemToJsonb(pa.item), (int32) DynItemSize(pa.item));
+		DynGsiCaptureIfCreated(t, &key);
 		return RqEmptyObject();
 	}
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
@@ -417,6 +418,9 @@ DynDeleteItem(Jsonb *req)
 	{
 		DynStoredItem old;
 		bool		existed = DynStorageDelete(t, &key, &old);
+
+		if (existed)
+			DynGsiCaptureIfCreated(t, &key);
 
 		DynCapacityAddTable(&cap, DynWriteUnits(existed ? old.size : 0));
 		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL, &cap);

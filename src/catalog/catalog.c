@@ -88,6 +88,13 @@ DynCatalogRevalidate(void)
 	}
 }
 
+/* Has the catalog changed since the cache was last revalidated? */
+bool
+DynCatalogIsStale(void)
+{
+	return cache_stale;
+}
+
 /* Mark the catalog changed: every backend drops its cache after commit. */
 void
 DynCatalogChanged(void)

@@ -76,6 +76,8 @@ extern DynTable *DynCatalogGetTable(const char *name);
 extern void DynCatalogChanged(void);
 /* Drop stale cache entries; call at the start of each request. */
 extern void DynCatalogRevalidate(void);
+/* Has the catalog changed since the cache was revalidated (mid-request)? */
+extern bool DynCatalogIsStale(void);
 /* Register the invalidation callback (from _PG_init). */
 extern void DynCatalogInit(void);
 /* ARN of a table. */

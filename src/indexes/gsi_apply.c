@@ -19,6 +19,8 @@
 #include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
@@ -369,6 +371,22 @@ DynGsiBackfillStep(void)
 			idx = &t->indexes[i];
 	if (idx == NULL)
 		goto done;
+
+	/*
+	 * Before the first chunk, wait for every transaction that is writing the
+	 * table: one that began before the index existed may not have queued its
+	 * changes (DynGsiCaptureIfCreated covers writes that lock the table after
+	 * the index was created).  Once they have ended, the chunks' snapshots see
+	 * their items.
+	 */
+	if (!has_from)
+	{
+		LOCKTAG		tag;
+		Oid			relid = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(t->storage)));
+
+		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
+		WaitForLockers(tag, ShareLock, false);
+	}
 
 	{
 		Oid			types[3] = {BYTEAOID, BYTEAOID, INT4OID};

@@ -70,6 +70,36 @@ DynGsiCapture(DynTable *t, const DynKey *key)
 	wake_at_commit = true;
 }
 
+/*
+ * The catalog a request works with is fixed when the request starts.  If an
+ * UpdateTable that creates the table's first GSI commits while the request
+ * runs, the invalidation arrives when the write locks the storage relation,
+ * i.e. before this check: the request then looks at the committed catalog
+ * and records its change, so the new index cannot miss it (the backfill
+ * waits for writers that were already running when it started).
+ */
+void
+DynGsiCaptureIfCreated(DynTable *t, const DynKey *key)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1];
+	bool		isnull;
+	int			i;
+
+	if (!DynCatalogIsStale())
+		return;
+	for (i = 0; i < t->nindexes; i++)
+		if (t->indexes[i].is_global)
+			return;				/* captured already */
+	args[0] = Int64GetDatum(t->num);
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dynindex.indexes i JOIN dynindex.tables t "
+							  "USING (table_name) WHERE t.num = $1 AND i.is_global)",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the catalog");
+	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+		DynGsiCapture(t, key);
+}
+
 PG_FUNCTION_INFO_V1(dynindex_wait_for_indexes);
 
 /*

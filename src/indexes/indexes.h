@@ -67,5 +67,11 @@ extern void DynCollectionPushMetrics(JsonbParseState **st, DynTable *t, const Dy
 /* ---- gsi_capture.c ---- */
 /* Record that the item with this key changed (applied to GSIs after commit). */
 extern void DynGsiCapture(DynTable *t, const DynKey *key);
+/*
+ * After a write to a table that had no GSI when the request began: capture
+ * the change anyway if a GSI was created meanwhile (UpdateTable committed
+ * while this request ran with the old catalog).
+ */
+extern void DynGsiCaptureIfCreated(DynTable *t, const DynKey *key);
 
 #endif
