@@ -2,7 +2,7 @@
 # bench/query.sh — Query benchmarks (bench/README.md, "Query").
 #  (a) a Query reading 10 items of one partition: 10,000-item vs 2,000,000-item table
 #  (b) Query through dynindex.api vs a hand-written range scan on a plain table, 1 and 8 clients
-# Each figure: the best of two alternating runs of [seconds per run] (default 10).
+# Each figure: the median of three alternating runs of [seconds per run] (default 10).
 # Usage: PGHOST=/tmp/qs PGPORT=5496 PGUSER=postgres bench/query.sh [seconds per run]
 # Needs a server with dynindex preloaded; creates and drops its own tables.
 set -euo pipefail
@@ -81,14 +81,16 @@ tps() {  # script clients -> tps
 }
 
 # same 1,000 partitions on both tables (the same working set: this measures the cost of the
-# table size, not of the cache); alternate the runs and keep the best of two (shared machine)
-best() { if [ "$1" -gt "$2" ]; then echo "$1"; else echo "$2"; fi; }
-s1=$(tps qb_small 1); b1=$(tps qb_big 1); s2=$(tps qb_small 1); b2=$(tps qb_big 1)
-small=$(best "$s1" "$s2"); big=$(best "$b1" "$b2")
+# table size, not of the cache); alternate the runs and take the median of three (shared machine)
+median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
+s1=$(tps qb_small 1); b1=$(tps qb_big 1); s2=$(tps qb_small 1); b2=$(tps qb_big 1); s3=$(tps qb_small 1); b3=$(tps qb_big 1)
+small=$(median "$s1" "$s2" "$s3"); big=$(median "$b1" "$b2" "$b3")
+echo "    runs: 10k $s1 $s2 $s3; 2M $b1 $b2 $b3"
+$PSQL -Atc "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT item FROM $big WHERE pk = '\\x70353535' ORDER BY sk LIMIT 64" | grep -m1 Buffers | sed 's/^ */    2M table, buffers per Query: /'
 echo "(a) Query of 10 items, 1 client: 10k-item table $small tps, 2M-item table $big tps, ratio $(echo "scale=2; $big / $small" | bc)"
 for c in 1 8; do
-  a1=$(tps qb_small $c); p1=$(tps plain $c); a2=$(tps qb_small $c); p2=$(tps plain $c)
-  api=$(best "$a1" "$a2"); plain=$(best "$p1" "$p2")
+  a1=$(tps qb_small $c); p1=$(tps plain $c); a2=$(tps qb_small $c); p2=$(tps plain $c); a3=$(tps qb_small $c); p3=$(tps plain $c)
+  api=$(median "$a1" "$a2" "$a3"); plain=$(median "$p1" "$p2" "$p3")
   echo "(b) $c client(s): dynindex.api Query $api tps, plain SQL range scan $plain tps, ratio $(echo "scale=2; $api / $plain" | bc)"
 done
 
