@@ -46,9 +46,9 @@ SQL
 $PSQL -c "CHECKPOINT"
 
 # EXPLAIN of the statement a Query runs: an Index Scan on the primary key, both directions
-big=$($PSQL -Atc "SELECT storage FROM dynindex.tables WHERE table_name = 'qb_big'")
+big_rel=$($PSQL -Atc "SELECT storage FROM dynindex.tables WHERE table_name = 'qb_big'")
 for dir in "" " DESC"; do
-  $PSQL -Atc "EXPLAIN SELECT pk, sk, size, item FROM $big WHERE pk = '\\x70313233' AND (sk) >= ('\\x') ORDER BY sk$dir LIMIT 64" | sed 's/^/  /'
+  $PSQL -Atc "EXPLAIN SELECT pk, sk, size, item FROM $big_rel WHERE pk = '\\x70313233' AND (sk) >= ('\\x') ORDER BY sk$dir LIMIT 64" | sed 's/^/  /'
 done
 
 # pgbench -M prepared cannot type a variable inside jsonb_build_object: wrap both sides in
@@ -86,7 +86,7 @@ median() { printf '%s\n' "$@" | sort -n | sed -n 2p; }
 s1=$(tps qb_small 1); b1=$(tps qb_big 1); s2=$(tps qb_small 1); b2=$(tps qb_big 1); s3=$(tps qb_small 1); b3=$(tps qb_big 1)
 small=$(median "$s1" "$s2" "$s3"); big=$(median "$b1" "$b2" "$b3")
 echo "    runs: 10k $s1 $s2 $s3; 2M $b1 $b2 $b3"
-$PSQL -Atc "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT item FROM $big WHERE pk = '\\x70353535' ORDER BY sk LIMIT 64" | grep -m1 Buffers | sed 's/^ */    2M table, buffers per Query: /'
+$PSQL -Atc "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT item FROM $big_rel WHERE pk = '\\x70353535' ORDER BY sk LIMIT 64" | grep -m1 Buffers | sed 's/^ */    2M table, buffers per Query: /'
 echo "(a) Query of 10 items, 1 client: 10k-item table $small tps, 2M-item table $big tps, ratio $(echo "scale=2; $big / $small" | bc)"
 for c in 1 8; do
   a1=$(tps qb_small $c); p1=$(tps plain $c); a2=$(tps qb_small $c); p2=$(tps plain $c); a3=$(tps qb_small $c); p3=$(tps plain $c)
