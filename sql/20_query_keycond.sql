@@ -3,7 +3,7 @@
 CREATE EXTENSION IF NOT EXISTS dynindex;
 
 -- run a request, returning the response or the error message
-CREATE FUNCTION try_api(op text, req jsonb) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION try_api(op text, req jsonb) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     RETURN dynindex.api(op, req)::text;
 EXCEPTION WHEN others THEN

@@ -2,7 +2,7 @@
 \set VERBOSITY terse
 CREATE EXTENSION IF NOT EXISTS dynindex;
 
-CREATE FUNCTION try_api(op text, req jsonb) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION try_api(op text, req jsonb) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
     RETURN dynindex.api(op, req)::text;
 EXCEPTION WHEN others THEN
