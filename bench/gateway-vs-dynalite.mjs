@@ -11,7 +11,7 @@
 // clients over worker threads so the client can use more than one core.
 //
 //   node bench/gateway-vs-dynalite.mjs --dynindex http://127.0.0.1:8091 --dynalite http://127.0.0.1:8092 \
-//       [--duration 15] [--warmup 3] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1]
+//       [--duration 15] [--warmup 3] [--rounds 1] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1] [--client sdk|raw]
 //       [--gateway-pid P] [--dynalite-pid P] [--psql 'host=... port=...'] [--json out.json] [--md out.md]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { execFileSync } from 'node:child_process';
@@ -108,7 +108,7 @@ if (!isMainThread) {
 const opt = parseArgs(process.argv.slice(2), {
   dynindex: 'http://127.0.0.1:8091', dynalite: 'http://127.0.0.1:8092', duration: 15, warmup: 3,
   clients: '1,8', ops: 'PutItem,GetItem,Query', threads: 1, 'gateway-pid': 0, 'dynalite-pid': 0,
-  psql: '', json: '', md: '', only: '', client: 'sdk',
+  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1,
 });
 const targets = [['dynindex', opt.dynindex], ['dynalite', opt.dynalite]].filter(([n]) => !opt.only || opt.only === n);
 const clientCounts = String(opt.clients).split(',').map(Number);
@@ -166,49 +166,73 @@ async function seed(name, endpoint) {
 }
 
 for (const [name, url] of targets) await seed(name, url);
-console.log(`# ${targets.map(([n, u]) => `${n} ${u}`).join(', ')}; warm-up ${opt.warmup} s, ${opt.duration} s per case; client ${opt.client}, client threads ${opt.threads}; ${PARTS * ITEMS} items seeded`);
+console.log(`# ${targets.map(([n, u]) => `${n} ${u}`).join(', ')}; warm-up ${opt.warmup} s, ${opt.duration} s per case in ${opt.rounds} round(s); client ${opt.client}, client threads ${opt.threads}; ${PARTS * ITEMS} items seeded`);
 
+// --rounds R: each case's duration is split into R rounds, the rounds of
+// all cases interleaved (dynindex, dynalite, next case, ..., next round), so a
+// burst of background load hits every case a little instead of one case a lot.
+// ops/s is the median over the rounds; p50/p99 over all latencies pooled.
 const results = [];
-for (const op of ops) {
-  for (const clients of clientCounts) {
-    for (const [name, url] of targets) {
-      await runPhase(url, op, clients, opt.warmup);
-      const pids = name === 'dynindex' ? backendPids() : [];
-      const serverPid = name === 'dynindex' ? opt['gateway-pid'] : opt['dynalite-pid'];
-      const srv0 = serverPid ? procCpu(serverPid) : null;
-      const pg0 = pids.map(procCpu);
-      const cli0 = process.cpuUsage();
-      const sys0 = sysCpu();
-      const t0 = performance.now();
-      const parts = await runPhase(url, op, clients, opt.duration);
-      const secs = (performance.now() - t0) / 1000;
-      const cli = process.cpuUsage(cli0);
-      const sys1 = sysCpu();
-      const n = parts.reduce((s, p) => s + p.lat.length, 0);
-      const all = new Float64Array(n);
-      let o = 0;
-      for (const p of parts) { all.set(p.lat, o); o += p.lat.length; }
-      all.sort();
-      const errors = parts.reduce((s, p) => s + p.errors, 0);
-      const r = {
-        target: name, op, clients, n, secs, ops: n / secs, p50: pct(all, 0.5), p99: pct(all, 0.99), errors,
-        firstError: parts.find((p) => p.firstError)?.firstError,
-        clientCpu: (cli.user + cli.system) / 1e6 / secs,
-        serverCpu: serverPid ? (procCpu(serverPid) - srv0) / secs : null,
-        pgCpu: pids.length ? pids.reduce((s, p, i) => s + ((procCpu(p) ?? pg0[i]) - pg0[i]), 0) / secs : null,
-        machineBusy: (sys1.busy - sys0.busy) / (sys1.total - sys0.total),
-      };
-      // server CPU per operation (gateway + its backends, or dynalite): robust to background load
-      r.serverUsPerOp = r.serverCpu != null ? ((r.serverCpu + (r.pgCpu ?? 0)) * secs / n) * 1e6 : null;
-      r.clientUsPerOp = r.clientCpu * secs / n * 1e6;
-      results.push(r);
-      console.log(`${op.padEnd(8)} c=${String(clients).padEnd(2)} ${name.padEnd(9)} ${r.ops.toFixed(0).padStart(6)} ops/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${errors}` +
-        `  cpu: client ${(r.clientCpu * 100).toFixed(0)}%` + (r.serverCpu != null ? ` ${name === 'dynindex' ? 'gateway' : 'dynalite'} ${(r.serverCpu * 100).toFixed(0)}%` : '') +
-        (r.pgCpu != null ? ` postgres ${(r.pgCpu * 100).toFixed(0)}%` : '') +
-        (r.serverUsPerOp != null ? ` (server ${r.serverUsPerOp.toFixed(0)} us/op, client ${r.clientUsPerOp.toFixed(0)} us/op)` : '') + ` machine ${(r.machineBusy * 100).toFixed(0)}% busy` +
-        (r.firstError ? `  first error: ${r.firstError}` : ''));
+const acc = new Map(); // case key -> accumulated measurements
+const medianOf = (a) => { const s = [...a].sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
+const rounds = Math.max(1, opt.rounds);
+for (let round = 0; round < rounds; round++) {
+  for (const op of ops) {
+    for (const clients of clientCounts) {
+      for (const [name, url] of targets) {
+        await runPhase(url, op, clients, round === 0 ? opt.warmup : Math.min(1, opt.warmup));
+        const pids = name === 'dynindex' ? backendPids() : [];
+        const serverPid = name === 'dynindex' ? opt['gateway-pid'] : opt['dynalite-pid'];
+        const srv0 = serverPid ? procCpu(serverPid) : null;
+        const pg0 = pids.map(procCpu);
+        const cli0 = process.cpuUsage();
+        const sys0 = sysCpu();
+        const t0 = performance.now();
+        const parts = await runPhase(url, op, clients, opt.duration / rounds);
+        const secs = (performance.now() - t0) / 1000;
+        const cli = process.cpuUsage(cli0);
+        const sys1 = sysCpu();
+        const k = `${op}/${clients}/${name}`;
+        let c = acc.get(k);
+        if (!c) acc.set(k, (c = { target: name, op, clients, lats: [], roundOps: [], secs: 0, n: 0, errors: 0, firstError: null, cli: 0, srv: 0, pg: 0, busy: 0, total: 0, hasSrv: !!serverPid, hasPg: false }));
+        const n = parts.reduce((s, p) => s + p.lat.length, 0);
+        for (const p of parts) c.lats.push(p.lat);
+        c.roundOps.push(n / secs);
+        c.secs += secs;
+        c.n += n;
+        c.errors += parts.reduce((s, p) => s + p.errors, 0);
+        c.firstError ??= parts.find((p) => p.firstError)?.firstError ?? null;
+        c.cli += (cli.user + cli.system) / 1e6;
+        if (serverPid) c.srv += procCpu(serverPid) - srv0;
+        if (pids.length) { c.hasPg = true; c.pg += pids.reduce((s, p, i) => s + ((procCpu(p) ?? pg0[i]) - pg0[i]), 0); }
+        c.busy += sys1.busy - sys0.busy;
+        c.total += sys1.total - sys0.total;
+        if (rounds > 1) console.log(`  round ${round + 1}/${rounds} ${k}: ${(n / secs).toFixed(0)} ops/s`);
+      }
     }
   }
+}
+for (const c of acc.values()) {
+  const all = new Float64Array(c.n);
+  let o = 0;
+  for (const l of c.lats) { all.set(l, o); o += l.length; }
+  all.sort();
+  const r = {
+    target: c.target, op: c.clients ? c.op : c.op, clients: c.clients, n: c.n, secs: c.secs, rounds: c.roundOps,
+    ops: medianOf(c.roundOps), p50: pct(all, 0.5), p99: pct(all, 0.99), errors: c.errors, firstError: c.firstError,
+    clientCpu: c.cli / c.secs, serverCpu: c.hasSrv ? c.srv / c.secs : null, pgCpu: c.hasPg ? c.pg / c.secs : null,
+    machineBusy: c.busy / c.total,
+  };
+  // server CPU per operation (gateway + its backends, or dynalite): less sensitive to background load
+  r.serverUsPerOp = r.serverCpu != null ? ((c.srv + c.pg) / c.n) * 1e6 : null;
+  r.clientUsPerOp = c.cli / c.n * 1e6;
+  results.push(r);
+  const name = r.target;
+  console.log(`${r.op.padEnd(8)} c=${String(r.clients).padEnd(2)} ${name.padEnd(9)} ${r.ops.toFixed(0).padStart(6)} ops/s  p50 ${r.p50.toFixed(2)} ms  p99 ${r.p99.toFixed(2)} ms  errors ${r.errors}` +
+    `  cpu: client ${(r.clientCpu * 100).toFixed(0)}%` + (r.serverCpu != null ? ` ${name === 'dynindex' ? 'gateway' : 'dynalite'} ${(r.serverCpu * 100).toFixed(0)}%` : '') +
+    (r.pgCpu != null ? ` postgres ${(r.pgCpu * 100).toFixed(0)}%` : '') +
+    (r.serverUsPerOp != null ? ` (server ${r.serverUsPerOp.toFixed(0)} us/op, client ${r.clientUsPerOp.toFixed(0)} us/op)` : '') + ` machine ${(r.machineBusy * 100).toFixed(0)}% busy` +
+    (r.firstError ? `  first error: ${r.firstError}` : ''));
 }
 
 // ---- summary ----
