@@ -10,14 +10,14 @@ EXCEPTION WHEN others THEN
     RETURN SQLERRM;
 END $$;
 -- Query with a KeyConditionExpression on table t
-CREATE FUNCTION kq(t text, kce text, vals jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS text
+CREATE OR REPLACE FUNCTION kq(t text, kce text, vals jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS text
 LANGUAGE sql AS $$
     SELECT try_api('Query', jsonb_build_object('TableName', t, 'KeyConditionExpression', kce)
         || CASE WHEN vals IS NULL THEN '{}' ELSE jsonb_build_object('ExpressionAttributeValues', vals) END
         || extra)
 $$;
 -- the items' sort keys of a successful Query, or its error
-CREATE FUNCTION kqc(t text, kce text, vals jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS text
+CREATE OR REPLACE FUNCTION kqc(t text, kce text, vals jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE r text := kq(t, kce, vals, extra);
 BEGIN
@@ -152,7 +152,7 @@ SELECT try_api('Query', '{"TableName":"kc_sn","KeyConditions":{"p":{"ComparisonO
   "QueryFilter":{"c":{"ComparisonOperator":"GT","AttributeValueList":[{"N":"1"}]}}}');
 
 -- legacy KeyConditions
-CREATE FUNCTION lq(t text, kc jsonb) RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION lq(t text, kc jsonb) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text := try_api('Query', jsonb_build_object('TableName', t, 'KeyConditions', kc));
 BEGIN
     IF r NOT LIKE '{%' THEN RETURN r; END IF;
@@ -180,7 +180,7 @@ SELECT dynindex.api('CreateTable', '{"TableName":"kc_gsi","BillingMode":"PAY_PER
   "GlobalSecondaryIndexes":[{"IndexName":"gs1","Projection":{"ProjectionType":"ALL"},
     "KeySchema":[{"AttributeName":"h1","KeyType":"HASH"},{"AttributeName":"h2","KeyType":"HASH"},
       {"AttributeName":"r1","KeyType":"RANGE"},{"AttributeName":"r2","KeyType":"RANGE"},{"AttributeName":"r3","KeyType":"RANGE"}]}]}') IS NOT NULL AS created;
-CREATE FUNCTION gq(kce text) RETURNS text LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION gq(kce text) RETURNS text LANGUAGE sql AS $$
     SELECT kq('kc_gsi', kce,
               (SELECT jsonb_object_agg(key, value)
                  FROM jsonb_each('{":h1":{"S":"x"},":h2":{"N":"1"},":r1":{"S":"a"},":r2":{"N":"2"},":r3":{"S":"c"}}')

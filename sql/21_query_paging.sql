@@ -9,11 +9,11 @@ EXCEPTION WHEN others THEN
     RETURN SQLERRM;
 END $$;
 -- the sort key of an item as text
-CREATE FUNCTION ck(i jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION ck(i jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT coalesce(i->'c'->>'N', i->'c'->>'S', i->'c'->>'B')
 $$;
 -- page through a Query or Scan: one row per page
-CREATE FUNCTION pages(op text, req jsonb, max_pages int DEFAULT 1000)
+CREATE OR REPLACE FUNCTION pages(op text, req jsonb, max_pages int DEFAULT 1000)
 RETURNS TABLE(page int, count int, scanned int, lek text, keys text) LANGUAGE plpgsql AS $$
 DECLARE r jsonb; n int := 0;
 BEGIN
@@ -31,7 +31,7 @@ BEGIN
     END LOOP;
 END $$;
 -- all items' sort keys read by paging, in order
-CREATE FUNCTION all_keys(op text, req jsonb) RETURNS text[] LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION all_keys(op text, req jsonb) RETURNS text[] LANGUAGE plpgsql AS $$
 DECLARE r jsonb; out text[] := '{}';
 BEGIN
     LOOP
@@ -144,7 +144,7 @@ SELECT (dynindex.api('Query', '{"TableName":"pg_n","KeyConditionExpression":"p =
   "Select":"COUNT","ReturnConsumedCapacity":"TOTAL"}'))->'ConsumedCapacity';
 
 -- ExclusiveStartKey
-CREATE FUNCTION esk(k jsonb, kce text DEFAULT 'p = :p', vals jsonb DEFAULT '{":p":{"S":"a"}}') RETURNS text LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION esk(k jsonb, kce text DEFAULT 'p = :p', vals jsonb DEFAULT '{":p":{"S":"a"}}') RETURNS text LANGUAGE plpgsql AS $$
 DECLARE r text := try_api('Query', jsonb_build_object('TableName', 'pg_n', 'KeyConditionExpression', kce,
     'ExpressionAttributeValues', vals, 'ExclusiveStartKey', k, 'Limit', 3));
 BEGIN

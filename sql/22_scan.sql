@@ -8,11 +8,11 @@ BEGIN
 EXCEPTION WHEN others THEN
     RETURN SQLERRM;
 END $$;
-CREATE FUNCTION k(i jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION k(i jsonb) RETURNS text LANGUAGE sql IMMUTABLE AS $$
     SELECT (i->'p'->>'S') || '/' || coalesce(i->'c'->>'N', '-')
 $$;
 -- every item key read by paging a Scan (with the page count)
-CREATE FUNCTION scan_keys(req jsonb, OUT keys text[], OUT npages int) LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION scan_keys(req jsonb, OUT keys text[], OUT npages int) LANGUAGE plpgsql AS $$
 DECLARE r jsonb;
 BEGIN
     keys := '{}'; npages := 0;
