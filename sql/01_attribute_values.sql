@@ -4,16 +4,16 @@ SELECT dynindex.api('CreateTable', '{"TableName": "avtest", "KeySchema": [{"Attr
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}') IS NOT NULL AS created;
 
 -- put(attribute value): store it as attribute "v" of item pk=<name>; get(name): read "v" back
-CREATE FUNCTION put(name text, v jsonb) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION put(name text, v jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'avtest',
            'Item', jsonb_build_object('pk', jsonb_build_object('S', name), 'v', v)))
 $$;
-CREATE FUNCTION get(name text) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION get(name text) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'avtest',
            'Key', jsonb_build_object('pk', jsonb_build_object('S', name))))->'Item'->'v'
 $$;
 -- roundtrip(value): PutItem, then GetItem in a later statement
-CREATE FUNCTION roundtrip(v jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION roundtrip(v jsonb) RETURNS jsonb LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM put('rt', v);
   RETURN get('rt');

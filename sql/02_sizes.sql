@@ -6,7 +6,7 @@ SELECT dynindex.api('CreateTable', '{"TableName": "sizes", "KeySchema": [{"Attri
 -- attrs_size(attrs): the size DynamoDB charges for attributes (name + value),
 -- measured as the growth of TableSizeBytes when they are stored beside
 -- pk = "k" (3 bytes: the name "pk" and the value "k")
-CREATE FUNCTION attrs_size(attrs jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
+CREATE OR REPLACE FUNCTION attrs_size(attrs jsonb) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   total bigint;
 BEGIN
@@ -45,7 +45,7 @@ SELECT label, attrs_size(attrs) AS size FROM (VALUES
 ) v(label, attrs);
 
 -- write capacity: one unit per started KB of the item
-CREATE FUNCTION put_wcu(pk text, filler int) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION put_wcu(pk text, filler int) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'sizes', 'ReturnConsumedCapacity', 'TOTAL',
            'Item', jsonb_build_object('pk', jsonb_build_object('S', pk), 's', jsonb_build_object('S', repeat('x', filler)))))
 $$;

@@ -1,6 +1,6 @@
 -- Tables: CreateTable validation, DescribeTable, ListTables, DeleteTable.
 -- ct(request): CreateTable with a default key schema merged under the request
-CREATE FUNCTION ct(req jsonb) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION ct(req jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('CreateTable', '{"TableName": "t_err", "BillingMode": "PAY_PER_REQUEST",
     "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}'::jsonb || req)
@@ -37,7 +37,7 @@ SELECT ct('{"BillingMode": null}');
 -- LSIs
 SELECT ct('{"LocalSecondaryIndexes": [{"IndexName": "lsi", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "x", "KeyType": "RANGE"}], "Projection": {"ProjectionType": "ALL"}}],
             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "x", "AttributeType": "S"}]}');
-CREATE FUNCTION ct2(req jsonb) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION ct2(req jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT ct('{"KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
     "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"},
                              {"AttributeName": "x", "AttributeType": "N"}]}'::jsonb || req)
@@ -66,7 +66,7 @@ SELECT ct2(jsonb_build_object('GlobalSecondaryIndexes', (SELECT jsonb_agg(jsonb_
   'KeySchema', '[{"AttributeName": "x", "KeyType": "HASH"}]'::jsonb,
   'Projection', '{"ProjectionType": "KEYS_ONLY"}'::jsonb)) FROM generate_series(1, 21) i)));
 -- multi-attribute GSI keys: up to 4 HASH then up to 4 RANGE
-CREATE FUNCTION ct_multi(schema jsonb) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION ct_multi(schema jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT ct(jsonb_build_object('AttributeDefinitions', (SELECT jsonb_agg(jsonb_build_object('AttributeName', a, 'AttributeType', 'S'))
       FROM unnest(ARRAY['pk', 'a1', 'a2', 'a3', 'a4', 'a5']) a),
     'GlobalSecondaryIndexes', jsonb_build_array(jsonb_build_object('IndexName', 'gsi', 'KeySchema', schema, 'Projection', '{"ProjectionType": "ALL"}'::jsonb))))

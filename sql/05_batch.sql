@@ -7,13 +7,13 @@ SELECT dynindex.api('CreateTable', '{"TableName": "batch2", "BillingMode": "PAY_
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]}') IS NOT NULL AS created;
 
 -- puts(n, from): a BatchWriteItem request of n PutRequests for batch1
-CREATE FUNCTION puts(n int, start int DEFAULT 1) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION puts(n int, start int DEFAULT 1) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('RequestItems', jsonb_build_object('batch1', jsonb_agg(
     jsonb_build_object('PutRequest', jsonb_build_object('Item', jsonb_build_object('pk', jsonb_build_object('S', 'k' || i), 'n', jsonb_build_object('N', i::text)))))))
   FROM generate_series(start, start + n - 1) i
 $$;
 -- keys(n): a BatchGetItem request of n keys of batch1
-CREATE FUNCTION keys(n int) RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION keys(n int) RETURNS jsonb LANGUAGE sql AS $$
   SELECT jsonb_build_object('RequestItems', jsonb_build_object('batch1', jsonb_build_object('Keys', jsonb_agg(
     jsonb_build_object('pk', jsonb_build_object('S', 'k' || i))))))
   FROM generate_series(1, n) i
