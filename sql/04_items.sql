@@ -62,14 +62,19 @@ SELECT dynindex.api('DeleteItem', '{"TableName": "items", "Key": {"pk": {"S": "c
 SELECT dynindex.api('DeleteItem', '{"TableName": "items", "Key": {"pk": {"S": "zz"}, "sk": {"N": "1"}},
   "ConditionExpression": "attribute_exists(pk)"}');
 -- ReturnValuesOnConditionCheckFailure: the old item travels in the error's DETAIL
-\set VERBOSITY verbose
+-- (psql's default verbosity shows DETAIL; the SQLSTATE is YD004, checked below)
 SELECT dynindex.api('PutItem', '{"TableName": "items", "Item": {"pk": {"S": "c"}, "sk": {"N": "1"}},
   "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
 SELECT dynindex.api('DeleteItem', '{"TableName": "items", "Key": {"pk": {"S": "c"}, "sk": {"N": "1"}},
   "ConditionExpression": "v = :x", "ExpressionAttributeValues": {":x": {"N": "7"}}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}');
 SELECT dynindex.api('PutItem', '{"TableName": "items", "Item": {"pk": {"S": "c"}, "sk": {"N": "1"}},
   "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "NONE"}');
-\set VERBOSITY default
+DO $$
+BEGIN
+  PERFORM dynindex.api('PutItem', '{"TableName": "items", "Item": {"pk": {"S": "c"}, "sk": {"N": "1"}}, "ConditionExpression": "attribute_not_exists(pk)"}');
+EXCEPTION WHEN others THEN
+  RAISE NOTICE 'SQLSTATE %', SQLSTATE;
+END $$;
 SELECT dynindex.api('PutItem', '{"TableName": "items", "Item": {"pk": {"S": "c"}, "sk": {"N": "1"}},
   "ConditionExpression": "attribute_not_exists(pk)", "ReturnValuesOnConditionCheckFailure": "ALL_NEW"}');
 -- the same, caught in plpgsql

@@ -201,34 +201,6 @@ RqParseItem(JsonbValue *jv)
 
 /* ---------------------------------------------------------------- stage 1 */
 
-/* Raise a SerializationException for a value of the wrong kind. */
-static void
-wrong_kind(JsonbValue *v, const char *javatype)
-{
-	switch (v->type)
-	{
-		case jbvBool:
-			DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
-					 v->val.boolean ? "TRUE_VALUE" : "FALSE_VALUE", javatype);
-		case jbvNumeric:
-			{
-				char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out,
-																	NumericGetDatum(v->val.numeric)));
-
-				DynError(DYN_ERR_SERIALIZATION, "%s cannot be converted to %s",
-						 strpbrk(s, ".eE") ? "DECIMAL_VALUE" : "NUMBER_VALUE", javatype);
-			}
-		case jbvString:
-			DynError(DYN_ERR_SERIALIZATION, "STRING_VALUE cannot be converted to %s", javatype);
-		case jbvBinary:
-			if (JsonContainerIsArray(v->val.binary.data))
-				DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type class java.lang.%s", javatype);
-			DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
-		default:
-			DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
-	}
-}
-
 static void check_kinds(JsonbValue *v, const RqField *f, bool in_list);
 
 /* Check an AttributeValue's JSON shape (SerializationException stage). */
@@ -262,7 +234,7 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 			case DYN_S:
 			case DYN_N:
 				if (vals[i].type != jbvString)
-					wrong_kind(&vals[i], "String");
+					DynSerializationErrorFor(&vals[i], "String");
 				break;
 			case DYN_B:
 				break;			/* base64 is checked while parsing */
@@ -276,7 +248,7 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 					{
 						if (vals[i].type == jbvString)
 							DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
-						wrong_kind(&vals[i], "Boolean");
+						DynSerializationErrorFor(&vals[i], "Boolean");
 					}
 					break;
 				}
@@ -294,7 +266,7 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 					if (t == DYN_L)
 						check_attrvalue_kinds(&elems[j], true);
 					else if (t != DYN_BS && elems[j].type != jbvString)
-						wrong_kind(&elems[j], "String");
+						DynSerializationErrorFor(&elems[j], "String");
 				}
 				break;
 			case DYN_M:
@@ -345,7 +317,7 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 			break;
 		case RQ_STRING:
 			if (v->type != jbvString)
-				wrong_kind(v, "String");
+				DynSerializationErrorFor(v, "String");
 			break;
 		case RQ_BOOLEAN:
 			{
@@ -356,14 +328,14 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 				{
 					if (v->type == jbvString)
 						DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
-					wrong_kind(v, "Boolean");
+					DynSerializationErrorFor(v, "Boolean");
 				}
 				break;
 			}
 		case RQ_INTEGER:
 		case RQ_LONG:
 			if (v->type != jbvNumeric)
-				wrong_kind(v, f->type == RQ_INTEGER ? "Integer" : "Long");
+				DynSerializationErrorFor(v, f->type == RQ_INTEGER ? "Integer" : "Long");
 			break;
 		case RQ_LIST:
 			{

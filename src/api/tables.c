@@ -829,15 +829,6 @@ DynListTables(Jsonb *req)
 
 /* ---------------------------------------------------------------- UpdateTable */
 
-static const RqField gsi_create_fields[] = {
-	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
-	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 8},
-	{.name = "Projection",.type = RQ_STRUCT,.structname = "Projection",.fields = projection_fields,.notnull = true},
-	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
-	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
-	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
-	{0}
-};
 static const RqField gsi_update_fields[] = {
 	{.name = "IndexName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
 	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
@@ -851,7 +842,7 @@ static const RqField gsi_delete_fields[] = {
 };
 static const RqField gsi_update_action_fields[] = {
 	{.name = "Update",.type = RQ_STRUCT,.structname = "UpdateGlobalSecondaryIndexAction",.fields = gsi_update_fields},
-	{.name = "Create",.type = RQ_STRUCT,.structname = "CreateGlobalSecondaryIndexAction",.fields = gsi_create_fields},
+	{.name = "Create",.type = RQ_STRUCT,.structname = "CreateGlobalSecondaryIndexAction",.fields = gsi_fields},
 	{.name = "Delete",.type = RQ_STRUCT,.structname = "DeleteGlobalSecondaryIndexAction",.fields = gsi_delete_fields},
 	{0}
 };

@@ -3,6 +3,7 @@
  */
 #include "postgres.h"
 
+#include "common/string.h"
 #include "lib/stringinfo.h"
 
 #include "common/errors.h"
@@ -56,46 +57,50 @@ raise_error(DynErrorCode code, const char *detail_json, const char *msg)
 	pg_unreachable();
 }
 
+/* Format a message from a va_list (palloc'd). */
+char *
+DynFormatVA(const char *fmt, va_list args)
+{
+	size_t		len = 128;
+
+	for (;;)
+	{
+		char	   *buf = palloc(len);
+		va_list		copy;
+		size_t		needed;
+
+		va_copy(copy, args);
+		needed = pvsnprintf(buf, len, fmt, copy);
+		va_end(copy);
+		if (needed < len)
+			return buf;
+		pfree(buf);
+		len = needed;
+	}
+}
+
 /* Raise a DynamoDB error. */
 void
 DynError(DynErrorCode code, const char *fmt,...)
 {
-	StringInfoData buf;
+	va_list		args;
+	char	   *msg;
 
-	initStringInfo(&buf);
-	for (;;)
-	{
-		va_list		args;
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&buf, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&buf, needed);
-	}
-	raise_error(code, NULL, buf.data);
+	va_start(args, fmt);
+	msg = DynFormatVA(fmt, args);
+	va_end(args);
+	raise_error(code, NULL, msg);
 }
 
 /* Raise a DynamoDB error with extra response members in DETAIL. */
 void
 DynErrorWithDetail(DynErrorCode code, const char *detail_json, const char *fmt,...)
 {
-	StringInfoData buf;
+	va_list		args;
+	char	   *msg;
 
-	initStringInfo(&buf);
-	for (;;)
-	{
-		va_list		args;
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&buf, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&buf, needed);
-	}
-	raise_error(code, detail_json, buf.data);
+	va_start(args, fmt);
+	msg = DynFormatVA(fmt, args);
+	va_end(args);
+	raise_error(code, detail_json, msg);
 }

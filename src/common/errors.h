@@ -42,6 +42,9 @@ extern void DynErrorWithDetail(DynErrorCode code, const char *detail_json,
 							   const char *fmt,...)
 			pg_attribute_printf(3, 4) pg_attribute_noreturn();
 
+/* Format a message from a va_list (palloc'd). */
+extern char *DynFormatVA(const char *fmt, va_list args) pg_attribute_printf(1, 0);
+
 /* Shorthand for the most common case. */
 #define DynValidationError(...) DynError(DYN_ERR_VALIDATION, __VA_ARGS__)
 

@@ -11,22 +11,13 @@
 void
 DynExprRaise(const char *kind, const char *fmt,...)
 {
-	StringInfoData buf;
+	va_list		args;
+	char	   *msg;
 
-	initStringInfo(&buf);
-	for (;;)
-	{
-		va_list		args;
-		int			needed;
-
-		va_start(args, fmt);
-		needed = appendStringInfoVA(&buf, fmt, args);
-		va_end(args);
-		if (needed == 0)
-			break;
-		enlargeStringInfo(&buf, needed);
-	}
-	DynValidationError("Invalid %s: %s", kind, buf.data);
+	va_start(args, fmt);
+	msg = DynFormatVA(fmt, args);
+	va_end(args);
+	DynValidationError("Invalid %s: %s", kind, msg);
 }
 
 /* A zeroed node with room for nargs operands. */

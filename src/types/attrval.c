@@ -14,8 +14,8 @@
 static DynValue *parse_value(JsonbValue *jv, int depth, bool trusted, const char **errmsg);
 
 /* Raise DynamoDB's SerializationException for a JSON value of the wrong kind. */
-static void
-serialization_error_for(JsonbValue *jv, const char *target)
+void
+DynSerializationErrorFor(JsonbValue *jv, const char *target)
 {
 	switch (jv->type)
 	{
@@ -39,6 +39,23 @@ serialization_error_for(JsonbValue *jv, const char *target)
 		default:
 			DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
 	}
+}
+
+/* Replace number text by its canonical form; false (with *errmsg) if invalid. */
+static bool
+canonicalize_number(const char **s, int *len, const char **errmsg)
+{
+	char	   *canon;
+	const char *msg = DynNumberCanonicalize(*s, *len, &canon);
+
+	if (msg)
+	{
+		*errmsg = msg;
+		return false;
+	}
+	*s = canon;
+	*len = strlen(canon);
+	return true;
 }
 
 /* Is a jsonb value an object container? */
@@ -89,7 +106,7 @@ static void
 expect_string(JsonbValue *jv, const char **s, int *len)
 {
 	if (jv->type != jbvString)
-		serialization_error_for(jv, "String");
+		DynSerializationErrorFor(jv, "String");
 	*s = jv->val.string.val;
 	*len = jv->val.string.len;
 }
@@ -127,7 +144,7 @@ expect_boolean(JsonbValue *jv)
 			return false;
 		DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
 	}
-	serialization_error_for(jv, "Boolean");
+	DynSerializationErrorFor(jv, "Boolean");
 	return false;
 }
 
@@ -219,19 +236,8 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 		{
 			expect_string(&elems[i], &s, &len);
 			vals[i].type = t == DYN_SS ? DYN_S : DYN_N;
-			if (t == DYN_NS && !trusted)
-			{
-				char	   *canon;
-				const char *msg = DynNumberCanonicalize(s, len, &canon);
-
-				if (msg)
-				{
-					*errmsg = msg;
-					return NULL;
-				}
-				s = canon;
-				len = strlen(canon);
-			}
+			if (t == DYN_NS && !trusted && !canonicalize_number(&s, &len, errmsg))
+				return NULL;
 		}
 		vals[i].u.str.data = s;
 		vals[i].u.str.len = len;
@@ -382,19 +388,8 @@ parse_value(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
 					int			len;
 
 					expect_string(&v, &s, &len);
-					if (t == DYN_N && !trusted)
-					{
-						char	   *canon;
-						const char *msg = DynNumberCanonicalize(s, len, &canon);
-
-						if (msg)
-						{
-							*errmsg = msg;
-							return NULL;
-						}
-						s = canon;
-						len = strlen(canon);
-					}
+					if (t == DYN_N && !trusted && !canonicalize_number(&s, &len, errmsg))
+						return NULL;
 					val = DynMakeString(t, s, len);
 					break;
 				}

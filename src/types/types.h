@@ -96,6 +96,8 @@ extern void DynNumberEncodeKey(StringInfo buf, const char *canon, int len);
  * (a member of the wrong JSON type) are raised directly.
  */
 extern DynValue *DynValueFromJsonb(JsonbValue *jv, const char **errmsg);
+/* Raise DynamoDB's SerializationException for a JSON value that is not a <target>. */
+extern void DynSerializationErrorFor(JsonbValue *jv, const char *target) pg_attribute_noreturn();
 /* Parse a map of name -> AttributeValue (an Item, a Key, ExpressionAttributeValues). */
 extern DynValue *DynItemFromJsonb(JsonbValue *jv, const char **errmsg);
 /* Parse a stored item (already validated; no checks). */
