@@ -3,14 +3,17 @@
 # visible in the GSI) at 50% and 100% of the maximum write rate with 1 and 3 GSIs,
 # and the change queue at full rate.  See bench/README.md, "GSI", for the method.
 # Usage: PGHOST=... PGPORT=... [PGUSER=...] bench/gsi.sh [dbname]
-#   SECS (10) seconds per pgbench run, QSECS (30) seconds of the full-rate queue run,
-#   CLIENTS (4) clients of the rate and lag runs.
+#   SECS (10) seconds per lag run, QSECS (30) seconds of the full-rate queue run,
+#   CLIENTS (4) clients of the rate and lag runs, ROUNDS (3) x TSECS (5) seconds per table
+#   for the PutItem comparison.  Needs track_commit_timestamp = on.
 # pgbench takes any :name as a variable: the scripts use none of DynamoDB's placeholders.
 set -euo pipefail
 DB=${1:-${PGDATABASE:-postgres}}
 SECS=${SECS:-10}
 QSECS=${QSECS:-30}
 CLIENTS=${CLIENTS:-4}
+TSECS=${TSECS:-5}
+ROUNDS=${ROUNDS:-3}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning"
@@ -43,30 +46,15 @@ SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'Gsi$n', 'Item', 
   'g1', jsonb_build_object('S', 'p' || :a), 'g2', jsonb_build_object('S', 'q' || :a), 'g3', jsonb_build_object('S', 'r' || :a),
   'payload', jsonb_build_object('S', repeat('x', 100)))));
 SQL
+  # the same PutItem asking for ReturnConsumedCapacity: the full write path (read the old item under lock) on every table
+  sed "s/'TableName', 'Gsi$n', /'TableName', 'Gsi$n', 'ReturnConsumedCapacity', 'TOTAL', /" "$tmp/put$n.sql" > "$tmp/putc$n.sql"
 done
 
-# bench-only instrumentation: a row trigger on each GSI storage relation records, in the
-# worker's transaction, apply time - the item's ts.  Triggers fire for the worker (it runs
-# with session_replication_role = origin); the storage guard only refuses direct DML.
-q >/dev/null <<'SQL'
-DROP TABLE IF EXISTS public.gsi_bench_lag;
-CREATE UNLOGGED TABLE public.gsi_bench_lag (tbl text, idx text, lag_ms float8, at timestamptz DEFAULT clock_timestamp());
-CREATE OR REPLACE FUNCTION public.gsi_bench_lag_trg() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  INSERT INTO public.gsi_bench_lag (tbl, idx, lag_ms)
-  VALUES (TG_ARGV[0], TG_ARGV[1], (extract(epoch FROM clock_timestamp()) - (NEW.item->'ts'->>'N')::numeric) * 1000);
-  RETURN NULL;
-END $$;
-SQL
-lag_triggers() { # on|off
-  q -c "SELECT i.table_name, i.index_name, i.storage FROM dynindex.indexes i WHERE i.table_name IN ('Gsi1', 'Gsi3')" |
-  while IFS='|' read -r t i s; do
-    q -c "DROP TRIGGER IF EXISTS gsi_bench_lag ON $s" >/dev/null
-    [ "$1" = on ] && q -c "CREATE TRIGGER gsi_bench_lag AFTER INSERT OR UPDATE ON $s FOR EACH ROW EXECUTE FUNCTION public.gsi_bench_lag_trg('$t', '$i')" >/dev/null
-    true
-  done
-}
-lag_triggers off
+# Lag = commit time of the GSI entry (the worker's batch) - commit time of the base item
+# (the PutItem), both from track_commit_timestamp: exact, nothing added to the product.
+if [ "$(q -c "SHOW track_commit_timestamp")" != on ]; then
+  echo "needs track_commit_timestamp = on (ALTER SYSTEM SET track_commit_timestamp = on; restart)" >&2; exit 1
+fi
 drain() { q -c "SELECT dynindex.wait_for_indexes('Gsi$1', '120 seconds')" >/dev/null; }
 tps() { # script clients [extra pgbench options...]
   local f=$1 c=$2; shift 2
@@ -74,33 +62,42 @@ tps() { # script clients [extra pgbench options...]
 }
 
 echo
-echo "## PutItem tps by number of GSIs (pgbench ${SECS}s each, rounds alternate tables)"
-printf "%-8s %8s %8s %8s %8s %8s\n" clients "0 GSI" "1 GSI" "3 GSIs" "1/0" "3/0"
-for c in 1 4; do
-  t0=$(tps "$tmp/put0.sql" $c); drain 0
-  t1=$(tps "$tmp/put1.sql" $c); drain 1
-  t3=$(tps "$tmp/put3.sql" $c); drain 3
-  printf "%-8s %8s %8s %8s %8s %8s\n" $c "$t0" "$t1" "$t3" \
+echo "## PutItem tps by number of GSIs: median of $ROUNDS alternating rounds of ${TSECS}s per table"
+printf "%-10s %8s %8s %8s %8s %8s\n" clients "0 GSI" "1 GSI" "3 GSIs" "1/0" "3/0"
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+for mode in put:1 put:4 putc:4; do
+  p=${mode%:*}; c=${mode#*:}
+  for n in 0 1 3; do : > "$tmp/r$n"; done
+  for ((r = 0; r < ROUNDS; r++)); do
+    for n in 0 1 3; do SECS=$TSECS tps "$tmp/$p$n.sql" "$c" >> "$tmp/r$n"; echo >> "$tmp/r$n"; drain $n; done
+  done
+  t0=$(median < "$tmp/r0"); t1=$(median < "$tmp/r1"); t3=$(median < "$tmp/r3")
+  label=$c; [ "$p" = putc ] && label="$c (full)"
+  printf "%-10s %8s %8s %8s %8s %8s\n" "$label" "$t0" "$t1" "$t3" \
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b / a}')" "$(awk -v a="$t0" -v b="$t3" 'BEGIN {printf "%.2f", b / a}')"
 done
+echo "(full: with ReturnConsumedCapacity, i.e. the full write path - read the old item under lock - on every table)"
 
 echo
-echo "## Propagation lag (ms, write statement start -> row written by the worker), $CLIENTS clients, ${SECS}s"
+echo "## Propagation lag (ms, PutItem commit -> GSI entry commit; gsi1), $CLIENTS clients, ${SECS}s"
 printf "%-6s %6s %8s %8s %8s %8s %8s %8s\n" table load rate tps changes p50 p99 max
-lag_triggers on
 for n in 1 3; do
+  rels=$(q -F' ' -c "SELECT t.storage, i.storage FROM dynindex.tables t JOIN dynindex.indexes i USING (table_name)
+                     WHERE table_name = 'Gsi$n' AND index_name = 'gsi1'")
+  base=${rels% *}; gsi=${rels#* }
   max=$(tps "$tmp/put$n.sql" "$CLIENTS"); drain $n
   for pct in 50 100; do
     rate=$(( max * pct / 100 ))
-    q -c "TRUNCATE public.gsi_bench_lag"
+    start=$(q -c "SELECT extract(epoch FROM clock_timestamp())")
     got=$(tps "$tmp/put$n.sql" "$CLIENTS" --rate="$rate"); drain $n
     q -F' ' -c "SELECT count(*), round(percentile_cont(0.5) WITHIN GROUP (ORDER BY lag_ms)::numeric, 1),
                        round(percentile_cont(0.99) WITHIN GROUP (ORDER BY lag_ms)::numeric, 1), round(max(lag_ms)::numeric, 1)
-                  FROM public.gsi_bench_lag WHERE tbl = 'Gsi$n'" |
+                  FROM (SELECT extract(epoch FROM pg_xact_commit_timestamp(g.xmin) - pg_xact_commit_timestamp(b.xmin)) * 1000 AS lag_ms
+                          FROM $gsi g JOIN $base b ON b.pk = g.pk AND b.sk = g.sk
+                         WHERE (g.item->'ts'->>'N')::numeric >= $start) l" |
       { read -r cnt p50 p99 mx; printf "%-6s %5s%% %8s %8s %8s %8s %8s %8s\n" "Gsi$n" $pct "$rate" "$got" "$cnt" "$p50" "$p99" "$mx"; }
   done
 done
-lag_triggers off
 
 echo
 echo "## Queue at full rate: Gsi3 (3 GSIs), $CLIENTS clients, ${QSECS}s, queued_changes sampled every second"
@@ -119,4 +116,3 @@ echo "max $(sort -n "$tmp/samples" | tail -1), at the end $final, drained $(awk 
 echo "# load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 for n in 0 1 3; do q -c "SELECT dynindex.api('DeleteTable', '{\"TableName\":\"Gsi$n\"}')" >/dev/null; done
-q -c "DROP TABLE public.gsi_bench_lag; DROP FUNCTION public.gsi_bench_lag_trg()" >/dev/null

@@ -161,6 +161,25 @@ change_cmp(const void *a, const void *b)
 	return c;
 }
 
+/* A statement the worker runs every batch, prepared once and kept (*plan caches it). */
+static SPIPlanPtr
+kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
+{
+	if (*plan == NULL)
+	{
+		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
+
+		if (p == NULL || SPI_keepplan(p) != 0)
+			elog(ERROR, "could not prepare \"%s\"", sql);
+		*plan = p;
+	}
+	return *plan;
+}
+
+static SPIPlanPtr table_plan = NULL;
+static SPIPlanPtr count_plan = NULL;
+static SPIPlanPtr claim_plan = NULL;
+
 /* The table with an internal number, or NULL if it was deleted. */
 static DynTable *
 table_by_num(int64 num)
@@ -169,8 +188,8 @@ table_by_num(int64 num)
 	Datum		args[1] = {Int64GetDatum(num)};
 	bool		isnull;
 
-	if (SPI_execute_with_args("SELECT table_name FROM dynindex.tables WHERE num = $1",
-							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_plan(kept_plan(&table_plan, "SELECT table_name FROM dynindex.tables WHERE num = $1", 1, types),
+						 args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	if (SPI_processed == 0)
 		return NULL;
@@ -186,11 +205,12 @@ count_applied(DynTable *t, DynIndex *idx, int64 changes, int64 writes)
 	Datum		args[4] = {Int64GetDatum(t->num), CStringGetTextDatum(idx->name),
 	Int64GetDatum(changes), Int64GetDatum(writes)};
 
-	if (SPI_execute_with_args("INSERT INTO dynindex.gsi_applied AS a (table_num, index_name, changes_applied, index_writes) "
-							  "VALUES ($1, $2, $3, $4) ON CONFLICT (table_num, index_name) DO UPDATE "
-							  "SET changes_applied = a.changes_applied + $3, index_writes = a.index_writes + $4, "
-							  "last_applied_at = now()",
-							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	if (SPI_execute_plan(kept_plan(&count_plan,
+								   "INSERT INTO dynindex.gsi_applied AS a (table_num, index_name, changes_applied, index_writes) "
+								   "VALUES ($1, $2, $3, $4) ON CONFLICT (table_num, index_name) DO UPDATE "
+								   "SET changes_applied = a.changes_applied + $3, index_writes = a.index_writes + $4, "
+								   "last_applied_at = now()", 4, types),
+						 args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not count applied GSI changes");
 }
 
@@ -211,9 +231,10 @@ DynGsiApplyBatch(int limit)
 	DynCatalogRevalidate();
 	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
 
-	if (SPI_execute_with_args("DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
-							  "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk",
-							  1, types, args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
+	if (SPI_execute_plan(kept_plan(&claim_plan,
+								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk", 1, types),
+						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not claim GSI changes");
 	n = (int) SPI_processed;
 	changes = palloc(sizeof(Change) * Max(n, 1));

@@ -453,6 +453,15 @@ dynindex_worker_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 
+	/*
+	 * Batches commit without waiting for their WAL flush (less lag, less
+	 * I/O).  Safe: a batch lost in a crash loses its queue deletions together
+	 * with its index writes (WAL is replayed in order, and every write that
+	 * queued a change committed synchronously), so its records are applied
+	 * again after the restart.
+	 */
+	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
 	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
 	slot = slot_for(dboid, false);
 	if (slot == NULL || (slot->pid != 0 && slot->pid != MyProcPid))
