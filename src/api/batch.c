@@ -369,14 +369,19 @@ DynBatchWriteItem(Jsonb *req)
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
 
-			if (mode == DYN_CAP_NONE && tables[i]->nindexes == 0)
+			if (mode == DYN_CAP_NONE && !DynTableHasLsi(tables[i]))
 			{
+				/* nothing needs the old item: see PutItem */
 				if (op->item)
+				{
+					if (tables[i]->nindexes > 0)
+						DynIndexesCheckItem(tables[i], op->item);
 					DynStorageUpsert(tables[i], &op->key, DynItemToJsonb(op->item),
 									 (int32) DynItemSize(op->item));
-				else
-					DynStorageDelete(tables[i], &op->key, NULL);
-				DynGsiCaptureIfCreated(tables[i], &op->key);
+				}
+				else if (!DynStorageDelete(tables[i], &op->key, NULL))
+					continue;
+				DynItemsFastWriteDone(tables[i], &op->key);
 				continue;
 			}
 			if (op->item)

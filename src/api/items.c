@@ -178,6 +178,19 @@ DynItemsKeyFromItem(DynTable *t, DynValue *item, DynKey *key)
 
 /* ---------------------------------------------------------------- write path */
 
+/*
+ * After a write that skipped DynItemsModify (a table without LSIs, nothing
+ * needing the old item): queue the change for the table's GSIs.
+ */
+void
+DynItemsFastWriteDone(DynTable *t, const DynKey *key)
+{
+	if (t->nindexes > 0)
+		DynGsiCapture(t, key);
+	else
+		DynGsiCaptureIfCreated(t, key);
+}
+
 /* Raise ConditionalCheckFailedException. */
 void
 DynItemsConditionFailed(const DynValue *old, bool return_old)
@@ -369,11 +382,16 @@ DynPutItem(Jsonb *req)
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsKeyFromItem(t, pa.item, &key);
 
-	if (!all_old && pa.wc.cond == NULL && t->nindexes == 0 && DynCapacityModeOf(r) == DYN_CAP_NONE)
+	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && DynCapacityModeOf(r) == DYN_CAP_NONE)
 	{
-		/* nothing needs the old item: one upsert */
+		/*
+		 * Nothing needs the old item (GSIs don't: their worker re-reads the
+		 * committed item): one upsert, and the change record if there are GSIs.
+		 */
+		if (t->nindexes > 0)
+			DynIndexesCheckItem(t, pa.item);
 		DynStorageUpsert(t, &key, DynItemToJsonb(pa.item), (int32) DynItemSize(pa.item));
-		DynGsiCaptureIfCreated(t, &key);
+		DynItemsFastWriteDone(t, &key);
 		return RqEmptyObject();
 	}
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
@@ -414,13 +432,13 @@ DynDeleteItem(Jsonb *req)
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 
-	if (wc.cond == NULL && t->nindexes == 0)
+	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || cap.mode == DYN_CAP_NONE))
 	{
 		DynStoredItem old;
 		bool		existed = DynStorageDelete(t, &key, &old);
 
 		if (existed)
-			DynGsiCaptureIfCreated(t, &key);
+			DynItemsFastWriteDone(t, &key);
 
 		DynCapacityAddTable(&cap, DynWriteUnits(existed ? old.size : 0));
 		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL, &cap);

@@ -47,6 +47,9 @@ extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
 extern DynValue *DynItemsKeyOnlyItem(DynTable *t, const DynKey *key);
 extern void DynItemsCheckUpdateKeys(DynTable *t, DynExpr *update);
 
+/* After a write made without DynItemsModify (no LSI, old item not needed): queue it for GSIs. */
+extern void DynItemsFastWriteDone(DynTable *t, const DynKey *key);
+
 /* Raise ConditionalCheckFailedException (with the old item if asked for). */
 extern void DynItemsConditionFailed(const DynValue *old, bool return_old);
 
