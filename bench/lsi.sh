@@ -28,14 +28,16 @@ for n in 0 1 5; do
 	req="{\"TableName\":\"BenchLsi$n\",\"BillingMode\":\"PAY_PER_REQUEST\",\"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"},{\"AttributeName\":\"sk\",\"AttributeType\":\"S\"}$(defs $n)],\"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"},{\"AttributeName\":\"sk\",\"KeyType\":\"RANGE\"}]"
 	[ "$n" -gt 0 ] && req+=",\"LocalSecondaryIndexes\":[$(lsis $n)]"
 	"${PSQL[@]}" -c "SELECT dynindex.api('CreateTable', '$req}') IS NOT NULL" >/dev/null
-	# PutItem: 1000 partitions x 1000 sort keys, ~200-byte items with a1..a5 always present
+	# PutItem: 1000 partitions x 1000 sort keys, ~200-byte items with a1..a5 always present;
+	# a1..a5 are random on every put, so every put inserts or moves every LSI entry
 	cat > "$DIR/put$n.sql" <<SQL
 \\set p random(1, 1000)
 \\set s random(1, 1000)
+\\set r random(1, 1000000)
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchLsi$n', 'Item', jsonb_build_object(
   'pk', jsonb_build_object('S', 'P' || :p), 'sk', jsonb_build_object('S', 'S' || :s),
-  'a1', jsonb_build_object('S', 'x' || :s), 'a2', jsonb_build_object('S', 'y' || :s), 'a3', jsonb_build_object('S', 'z' || :p),
-  'a4', jsonb_build_object('S', 'u' || :s), 'a5', jsonb_build_object('S', 'v' || :s),
+  'a1', jsonb_build_object('S', 'x' || :r), 'a2', jsonb_build_object('S', 'y' || :r), 'a3', jsonb_build_object('S', 'z' || :r),
+  'a4', jsonb_build_object('S', 'u' || :r), 'a5', jsonb_build_object('S', 'v' || :r),
   'body', jsonb_build_object('S', repeat('b', 120)))));
 SQL
 	# the same PutItem through the full write path (read under lock): ReturnConsumedCapacity
