@@ -77,26 +77,6 @@ RqStringIs(JsonbContainer *obj, const char *name, const char *value)
 		memcmp(v->val.string.val, value, v->val.string.len) == 0;
 }
 
-/* Boolean value of a JSON value DynamoDB accepts as a Boolean. */
-static bool
-json_boolean(JsonbValue *v, bool *ok)
-{
-	*ok = true;
-	if (v->type == jbvBool)
-		return v->val.boolean;
-	if (v->type == jbvString)
-	{
-		char	   *s = pnstrdup(v->val.string.val, v->val.string.len);
-
-		if (pg_strcasecmp(s, "true") == 0 || strcmp(s, "1") == 0 || pg_strcasecmp(s, "yes") == 0)
-			return true;
-		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || pg_strcasecmp(s, "no") == 0)
-			return false;
-	}
-	*ok = false;
-	return false;
-}
-
 /* Boolean member. */
 bool
 RqGetBool(JsonbContainer *obj, const char *name, bool dflt)
@@ -107,7 +87,7 @@ RqGetBool(JsonbContainer *obj, const char *name, bool dflt)
 
 	if (v == NULL)
 		return dflt;
-	b = json_boolean(v, &ok);
+	b = DynJsonBoolean(v, &ok);
 	return ok ? b : dflt;
 }
 
@@ -243,7 +223,7 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 				{
 					bool		ok;
 
-					json_boolean(&vals[i], &ok);
+					DynJsonBoolean(&vals[i], &ok);
 					if (!ok)
 					{
 						if (vals[i].type == jbvString)
@@ -323,7 +303,7 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 			{
 				bool		ok;
 
-				json_boolean(v, &ok);
+				DynJsonBoolean(v, &ok);
 				if (!ok)
 				{
 					if (v->type == jbvString)

@@ -128,10 +128,15 @@ expect_blob(JsonbValue *jv, const char **s, int *len)
 	decode_base64(jv->val.string.val, jv->val.string.len, s, len);
 }
 
-/* Extract a Boolean member (DynamoDB also takes "true"/"1"/"yes" strings). */
-static bool
-expect_boolean(JsonbValue *jv)
+/*
+ * The value of a JSON value as DynamoDB reads a Boolean: true/false, or the
+ * strings "true"/"1"/"yes" and "false"/"0"/"no" in any case.  *ok is false
+ * for anything else.
+ */
+bool
+DynJsonBoolean(JsonbValue *jv, bool *ok)
 {
+	*ok = true;
 	if (jv->type == jbvBool)
 		return jv->val.boolean;
 	if (jv->type == jbvString)
@@ -142,10 +147,23 @@ expect_boolean(JsonbValue *jv)
 			return true;
 		if (pg_strcasecmp(s, "false") == 0 || strcmp(s, "0") == 0 || pg_strcasecmp(s, "no") == 0)
 			return false;
-		DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
 	}
-	DynSerializationErrorFor(jv, "Boolean");
+	*ok = false;
 	return false;
+}
+
+/* Extract a Boolean member, raising DynamoDB's SerializationException. */
+static bool
+expect_boolean(JsonbValue *jv)
+{
+	bool		ok;
+	bool		b = DynJsonBoolean(jv, &ok);
+
+	if (ok)
+		return b;
+	if (jv->type == jbvString)
+		DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+	DynSerializationErrorFor(jv, "Boolean");
 }
 
 /* Iterate the elements of a JSON array member of a set or list. */

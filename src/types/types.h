@@ -96,6 +96,8 @@ extern void DynNumberEncodeKey(StringInfo buf, const char *canon, int len);
  * (a member of the wrong JSON type) are raised directly.
  */
 extern DynValue *DynValueFromJsonb(JsonbValue *jv, const char **errmsg);
+/* A JSON value read as DynamoDB reads a Boolean (*ok false if it is not one). */
+extern bool DynJsonBoolean(JsonbValue *jv, bool *ok);
 /* Raise DynamoDB's SerializationException for a JSON value that is not a <target>. */
 extern void DynSerializationErrorFor(JsonbValue *jv, const char *target) pg_attribute_noreturn();
 /* Parse a map of name -> AttributeValue (an Item, a Key, ExpressionAttributeValues). */
