@@ -65,15 +65,6 @@ static const RqField batch_write_fields[] = {
 	{0}
 };
 
-/* Do two encoded keys name the same item? */
-static bool
-same_key(const DynKey *a, const DynKey *b)
-{
-	return VARSIZE(a->pk) == VARSIZE(b->pk) && VARSIZE(a->sk) == VARSIZE(b->sk) &&
-		memcmp(VARDATA(a->pk), VARDATA(b->pk), VARSIZE(a->pk) - VARHDRSZ) == 0 &&
-		memcmp(VARDATA(a->sk), VARDATA(b->sk), VARSIZE(a->sk) - VARHDRSZ) == 0;
-}
-
 /* Reject a key list with the same key twice. */
 static void
 check_duplicate_keys(DynKey *keys, int n)
@@ -83,7 +74,7 @@ check_duplicate_keys(DynKey *keys, int n)
 
 	for (i = 0; i < n; i++)
 		for (j = 0; j < i; j++)
-			if (same_key(&keys[i], &keys[j]))
+			if (DynKeyEquals(&keys[i], &keys[j]))
 				DynValidationError("Provided list of item keys contains duplicates");
 }
 

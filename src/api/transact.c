@@ -232,10 +232,7 @@ validate_action_reason(TxAction *a)
 static bool
 same_item(const TxAction *a, const TxAction *b)
 {
-	return a->t == b->t &&
-		VARSIZE(a->key.pk) == VARSIZE(b->key.pk) && VARSIZE(a->key.sk) == VARSIZE(b->key.sk) &&
-		memcmp(VARDATA(a->key.pk), VARDATA(b->key.pk), VARSIZE(a->key.pk) - VARHDRSZ) == 0 &&
-		memcmp(VARDATA(a->key.sk), VARDATA(b->key.sk), VARSIZE(a->key.sk) - VARHDRSZ) == 0;
+	return a->t == b->t && DynKeyEquals(&a->key, &b->key);
 }
 
 static void cancel(TxAction *actions, int n) pg_attribute_noreturn();
@@ -564,10 +561,7 @@ DynTransactGetItems(Jsonb *req)
 		tables[i] = DynItemsGetTable(RqGetString(get->val.binary.data, "TableName"));
 		DynItemsParseKey(tables[i], RqGetJv(get, "Key"), &keys[i]);
 		for (j = 0; j < i; j++)
-			if (tables[i] == tables[j] && VARSIZE(keys[i].pk) == VARSIZE(keys[j].pk) &&
-				VARSIZE(keys[i].sk) == VARSIZE(keys[j].sk) &&
-				memcmp(VARDATA(keys[i].pk), VARDATA(keys[j].pk), VARSIZE(keys[i].pk) - VARHDRSZ) == 0 &&
-				memcmp(VARDATA(keys[i].sk), VARDATA(keys[j].sk), VARSIZE(keys[i].sk) - VARHDRSZ) == 0)
+			if (tables[i] == tables[j] && DynKeyEquals(&keys[i], &keys[j]))
 				DynValidationError("Transaction request cannot include multiple operations on one item");
 	}
 

@@ -70,14 +70,6 @@ gsi_plan(DynIndex *idx, int which)
 	return plan;
 }
 
-/* Same bytes? */
-static bool
-bytea_eq(const bytea *a, const bytea *b)
-{
-	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
-		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
-}
-
 /*
  * Make one GSI's entry for a base key match the item (NULL: absent).
  * Returns the number of index writes made (0, 1 or 2).
@@ -106,7 +98,7 @@ sync_entry(DynTable *t, DynIndex *idx, bytea *pk, bytea *sk, const DynValue *ite
 		bytea	   *cisk = DatumGetByteaPP(SPI_getbinval(tup, desc, 2, &isnull));
 		Jsonb	   *citem = DatumGetJsonbP(SPI_getbinval(tup, desc, 3, &isnull));
 
-		if (bytea_eq(cipk, ipk) && bytea_eq(cisk, isk) &&
+		if (DynByteaEquals(cipk, ipk) && DynByteaEquals(cisk, isk) &&
 			compareJsonbContainers(&citem->root, &entry_jb->root) == 0)
 			return 0;			/* already up to date */
 	}
@@ -147,13 +139,13 @@ change_cmp(const void *a, const void *b)
 
 	if (x->table_num != y->table_num)
 		return x->table_num < y->table_num ? -1 : 1;
-	c = bytea_eq(x->pk, y->pk) ? 0 :
+	c = DynByteaEquals(x->pk, y->pk) ? 0 :
 		memcmp(VARDATA_ANY(x->pk), VARDATA_ANY(y->pk), Min(VARSIZE_ANY_EXHDR(x->pk), VARSIZE_ANY_EXHDR(y->pk)));
-	if (c == 0 && !bytea_eq(x->pk, y->pk))
+	if (c == 0 && !DynByteaEquals(x->pk, y->pk))
 		c = VARSIZE_ANY_EXHDR(x->pk) < VARSIZE_ANY_EXHDR(y->pk) ? -1 : 1;
 	if (c != 0)
 		return c;
-	if (bytea_eq(x->sk, y->sk))
+	if (DynByteaEquals(x->sk, y->sk))
 		return 0;
 	c = memcmp(VARDATA_ANY(x->sk), VARDATA_ANY(y->sk), Min(VARSIZE_ANY_EXHDR(x->sk), VARSIZE_ANY_EXHDR(y->sk)));
 	if (c == 0)

@@ -40,13 +40,6 @@ lsi_plan(DynIndex *idx, int which)
 	return plan;
 }
 
-/* Same bytes? */
-static bool
-bytea_eq(const bytea *a, const bytea *b)
-{
-	return VARSIZE(a) == VARSIZE(b) && memcmp(VARDATA(a), VARDATA(b), VARSIZE(a) - VARHDRSZ) == 0;
-}
-
 /* Maintain one LSI after a write. */
 void
 DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old, const DynValue *new)
@@ -58,7 +51,7 @@ DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old
 	bool		old_in = old && DynIndexEntryKey(t, idx, old, &oipk, &oisk);
 	bool		new_in = new && DynIndexEntryKey(t, idx, new, &nipk, &nisk);
 
-	if (old_in && !(new_in && bytea_eq(oipk, nipk) && bytea_eq(oisk, nisk)))
+	if (old_in && !(new_in && DynByteaEquals(oipk, nipk) && DynByteaEquals(oisk, nisk)))
 	{
 		Datum		args[4] = {PointerGetDatum(oipk), PointerGetDatum(oisk),
 		PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
@@ -72,7 +65,7 @@ DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old
 		Datum		args[6];
 
 		/* same key and same projected entry (e.g. a non-projected attribute changed): nothing to do */
-		if (old_in && bytea_eq(oipk, nipk) && bytea_eq(oisk, nisk) &&
+		if (old_in && DynByteaEquals(oipk, nipk) && DynByteaEquals(oisk, nisk) &&
 			DynValueEquals(DynIndexProject(t, idx, old), entry))
 			return;
 		args[0] = PointerGetDatum(nipk);

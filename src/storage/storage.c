@@ -74,6 +74,21 @@ DynEncodeKeyBytes(const DynValue *v, bool terminated)
 	return b;
 }
 
+/* Same bytes (any varlena header)? */
+bool
+DynByteaEquals(const bytea *a, const bytea *b)
+{
+	return VARSIZE_ANY_EXHDR(a) == VARSIZE_ANY_EXHDR(b) &&
+		memcmp(VARDATA_ANY(a), VARDATA_ANY(b), VARSIZE_ANY_EXHDR(a)) == 0;
+}
+
+/* Do two encoded keys name the same item of a table? */
+bool
+DynKeyEquals(const DynKey *a, const DynKey *b)
+{
+	return DynByteaEquals(a->pk, b->pk) && DynByteaEquals(a->sk, b->sk);
+}
+
 /* Encode a table key. */
 void
 DynKeyMake(DynTable *t, DynValue *hash, DynValue *range, DynKey *key)

@@ -33,6 +33,11 @@ extern int	dynindex_table_partitions;	/* GUC: hash partitions per new table */
 extern void DynStorageCreateTable(const char *storage, int partitions);
 extern void DynStorageDropTable(const char *storage);
 
+/* Same bytes (any varlena header)? */
+extern bool DynByteaEquals(const bytea *a, const bytea *b);
+/* Do two encoded keys name the same item of a table? */
+extern bool DynKeyEquals(const DynKey *a, const DynKey *b);
+
 /* Encode key values into a DynKey. */
 extern void DynKeyMake(DynTable *t, DynValue *hash, DynValue *range, DynKey *key);
 extern bytea *DynEncodeKeyBytes(const DynValue *v, bool terminated);
