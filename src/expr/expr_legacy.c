@@ -299,9 +299,14 @@ DynLegacyExpected(JsonbValue *expected, const char *conditional_operator)
 	return acc;
 }
 
-/* QueryFilter / ScanFilter as a condition. */
-DynExpr *
-DynLegacyFilter(const char *param, JsonbValue *conditions, const char *conditional_operator)
+/*
+ * A map of attribute -> {ComparisonOperator, AttributeValueList} as one
+ * condition, joined by AND (or OR).  path names the parameter in messages
+ * ("queryFilter", "keyConditions"); key_only restricts the operators to
+ * those a key condition may use.
+ */
+static DynExpr *
+legacy_conditions(const char *path, JsonbValue *conditions, bool or, bool key_only)
 {
 	char	  **keys;
 	int		   *lens;
@@ -320,43 +325,29 @@ DynLegacyFilter(const char *param, JsonbValue *conditions, const char *condition
 
 		if (op == L_INVALID)
 			DynValidationError("1 validation error detected: Value null at '%s.%.*s.member.comparisonOperator' failed to satisfy constraint: Member must not be null",
-							   param[0] == 'Q' ? "queryFilter" : "scanFilter", lens[i], keys[i]);
+							   path, lens[i], keys[i]);
 		check_arguments(op, args, nargs);
-		acc = combine(acc, build_condition(keys[i], lens[i], op, args, nargs),
-					  is_or(conditional_operator));
+		if (key_only && op != L_EQ && op != L_LE && op != L_LT && op != L_GE && op != L_GT &&
+			op != L_BEGINS_WITH && op != L_BETWEEN)
+			DynValidationError("Attempted conditional constraint is not an indexable operation");
+		acc = combine(acc, build_condition(keys[i], lens[i], op, args, nargs), or);
 	}
 	return acc;
+}
+
+/* QueryFilter / ScanFilter as a condition. */
+DynExpr *
+DynLegacyFilter(const char *param, JsonbValue *conditions, const char *conditional_operator)
+{
+	return legacy_conditions(param[0] == 'Q' ? "queryFilter" : "scanFilter", conditions,
+							 is_or(conditional_operator), false);
 }
 
 /* KeyConditions as a condition shaped like a parsed KeyConditionExpression. */
 DynExpr *
 DynLegacyKeyConditions(JsonbValue *conditions)
 {
-	char	  **keys;
-	int		   *lens;
-	JsonbValue *vals;
-	int			n = DynJsonObjectMembers(conditions, &keys, &lens, &vals);
-	DynExpr    *acc = NULL;
-	int			i;
-
-	if (n < 0)
-		DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
-	for (i = 0; i < n; i++)
-	{
-		LegacyOp	op = legacy_op(member(&vals[i], "ComparisonOperator"));
-		DynValue  **args;
-		int			nargs = value_list(member(&vals[i], "AttributeValueList"), &args);
-
-		if (op == L_INVALID)
-			DynValidationError("1 validation error detected: Value null at 'keyConditions.%.*s.member.comparisonOperator' failed to satisfy constraint: Member must not be null",
-							   lens[i], keys[i]);
-		check_arguments(op, args, nargs);
-		if (op != L_EQ && op != L_LE && op != L_LT && op != L_GE && op != L_GT &&
-			op != L_BEGINS_WITH && op != L_BETWEEN)
-			DynValidationError("Attempted conditional constraint is not an indexable operation");
-		acc = combine(acc, build_condition(keys[i], lens[i], op, args, nargs), false);
-	}
-	return acc;
+	return legacy_conditions("keyConditions", conditions, false, true);
 }
 
 /* AttributeUpdates as an update. */
