@@ -11,10 +11,10 @@
 // clients over worker threads so the client can use more than one core.
 //
 //   node bench/gateway-vs-dynalite.mjs --dynindex http://127.0.0.1:8091 --dynalite http://127.0.0.1:8092 \
-//       [--duration 15] [--warmup 3] [--rounds 1] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1] [--client sdk|raw]
+//       [--duration 15] [--warmup 3] [--rounds 1] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1] [--client sdk|raw|wrk]
 //       [--gateway-pid P] [--dynalite-pid P] [--psql 'host=... port=...'] [--json out.json] [--md out.md]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import { PutItemCommand, GetItemCommand, QueryCommand, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
@@ -114,7 +114,36 @@ const targets = [['dynindex', opt.dynindex], ['dynalite', opt.dynalite]].filter(
 const clientCounts = String(opt.clients).split(',').map(Number);
 const ops = opt.ops.split(',');
 
+// --client wrk: wrk (a C load generator, one event loop per thread) sends
+// the same requests from bench/wrk-dynamodb.lua, so the client costs the
+// servers little CPU; its latency histogram becomes the latency list.
+function runWrk(endpoint, op, clients, seconds) {
+  const threads = Math.max(1, Math.min(opt.threads, clients));
+  return new Promise((resolve, reject) => {
+    const args = [`-t${threads}`, `-c${clients}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '5s',
+      '-s', new URL('./wrk-dynamodb.lua', import.meta.url).pathname, endpoint, '--', op];
+    // sh reports wrk's CPU time (its waited-for children's cutime + cstime, in clock ticks)
+    const p = spawn('sh', ['-c', 'wrk "$@" && echo "cpu $(cut -d" " -f16,17 /proc/$$/stat)"', 'sh', ...args],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (d) => { out += d; });
+    p.on('error', reject);
+    p.on('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (code !== 0 || !line) { reject(new Error(`wrk exited with ${code}: ${out}`)); return; }
+      const j = JSON.parse(line);
+      const n = Object.values(j.hist).reduce((a, b) => a + b, 0);
+      const lat = new Float64Array(n);
+      let o = 0;
+      for (const [us, cnt] of Object.entries(j.hist)) { lat.fill(Number(us) / 1000, o, o + cnt); o += cnt; }
+      const cpu = (out.match(/^cpu (\d+) (\d+)$/m) || [0, 0, 0]).slice(1).map(Number);
+      resolve([{ lat, errors: j.errors + j.socket_errors, firstError: j.first_error, cpu: (cpu[0] + cpu[1]) / 100 }]);
+    });
+  });
+}
+
 function runPhase(endpoint, op, clients, seconds) {
+  if (opt.client === 'wrk') return runWrk(endpoint, op, clients, seconds);
   const nthreads = Math.max(1, Math.min(opt.threads, clients));
   const per = Array.from({ length: nthreads }, (_, i) => Math.floor(clients / nthreads) + (i < clients % nthreads ? 1 : 0));
   return Promise.all(per.map((n) => new Promise((resolve, reject) => {
@@ -202,7 +231,7 @@ for (let round = 0; round < rounds; round++) {
         c.n += n;
         c.errors += parts.reduce((s, p) => s + p.errors, 0);
         c.firstError ??= parts.find((p) => p.firstError)?.firstError ?? null;
-        c.cli += (cli.user + cli.system) / 1e6;
+        c.cli += (cli.user + cli.system) / 1e6 + parts.reduce((s, p) => s + (p.cpu ?? 0), 0);
         if (serverPid) c.srv += procCpu(serverPid) - srv0;
         if (pids.length) { c.hasPg = true; c.pg += pids.reduce((s, p, i) => s + ((procCpu(p) ?? pg0[i]) - pg0[i]), 0); }
         c.busy += sys1.busy - sys0.busy;
