@@ -27,4 +27,16 @@ SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}},"E
 -- an update without changes creates the key-only item
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"b"}},"ReturnValues":"ALL_NEW"}');
 SELECT dynindex.api('GetItem', '{"TableName":"UpdT","Key":{"pk":{"S":"a"}}}');
+-- an update that only removes (REMOVE, DELETE from a set, AttributeUpdates DELETE) does not create an absent item
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"REMOVE x","ReturnValues":"ALL_NEW"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"DELETE s :s","ExpressionAttributeValues":{":s":{"SS":["a"]}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"x":{"Action":"DELETE"},"s":{"Action":"DELETE","Value":{"SS":["a"]}}}}');
+SELECT dynindex.api('TransactWriteItems', '{"TransactItems":[{"Update":{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"REMOVE x"}}]}');
+SELECT dynindex.api('GetItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}}}');
+-- AttributeUpdates ADD/DELETE on an attribute of another type
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"s":{"Value":{"SS":["a"]}},"n":{"Value":{"N":"1"}}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"s":{"Action":"DELETE","Value":{"NS":["1"]}}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"s":{"Action":"ADD","Value":{"NS":["1"]}}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"n":{"Action":"ADD","Value":{"L":[{"N":"1"}]}}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"ADD s :n","ExpressionAttributeValues":{":n":{"N":"1"}}}');
 SELECT dynindex.api('DeleteTable', '{"TableName":"UpdT"}') IS NOT NULL;

@@ -45,6 +45,8 @@ extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
 
 /* update_item.c: a new item holding only the key; reject updates of key attributes */
 extern DynValue *DynItemsKeyOnlyItem(DynTable *t, const DynKey *key);
+extern DynValue *DynItemsApplyUpdate(DynTable *t, DynExpr *update, const DynValue *old,
+									 const DynKey *key);
 extern void DynItemsCheckUpdateKeys(DynTable *t, DynExpr *update);
 
 /* After a write made without DynItemsModify (no LSI, old item not needed): queue it for GSIs. */

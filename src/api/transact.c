@@ -303,7 +303,7 @@ tx_mutator(DynTable *t, const DynValue *old, void *arg)
 		case TX_DELETE:
 			return NULL;
 		case TX_UPDATE:
-			return DynApplyUpdate(a->update, old ? old : DynItemsKeyOnlyItem(t, &a->key));
+			return DynItemsApplyUpdate(t, a->update, old, &a->key);
 		case TX_CHECK:
 			break;
 	}

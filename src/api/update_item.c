@@ -72,19 +72,40 @@ DynItemsKeyOnlyItem(DynTable *t, const DynKey *key)
 	return item;
 }
 
+/*
+ * The item an update leaves: the update applied to the old item, or to a
+ * key-only item when there is none.  DynamoDB does not create an absent item
+ * for an update that only removes (REMOVE, DELETE from a set; AttributeUpdates
+ * DELETE): NULL then.
+ */
+DynValue *
+DynItemsApplyUpdate(DynTable *t, DynExpr *update, const DynValue *old, const DynKey *key)
+{
+	DynValue   *new;
+	int			i;
+
+	if (update == NULL)
+		return old ? (DynValue *) old : DynItemsKeyOnlyItem(t, key);
+	new = DynApplyUpdate(update, old ? old : DynItemsKeyOnlyItem(t, key));
+	if (old == NULL && update->nactions > 0)
+	{
+		for (i = 0; i < update->nactions; i++)
+			if (update->actions[i].op != DYN_UPD_REMOVE && update->actions[i].op != DYN_UPD_DELETE)
+				return new;
+		return NULL;
+	}
+	return new;
+}
+
 /* UpdateItem's mutation: check the condition, apply the update. */
 static DynValue *
 update_mutator(DynTable *t, const DynValue *old, void *arg)
 {
 	UpdateArgs *ua = (UpdateArgs *) arg;
-	const DynValue *base;
 
 	if (ua->cond && !DynEvalCondition(ua->cond, old))
 		DynItemsConditionFailed(old, ua->return_old_on_failure);
-	base = old ? old : DynItemsKeyOnlyItem(t, ua->key);
-	if (ua->update == NULL)
-		return (DynValue *) base;
-	return DynApplyUpdate(ua->update, base);
+	return DynItemsApplyUpdate(t, ua->update, old, ua->key);
 }
 
 /* Reject updates of key attributes. */

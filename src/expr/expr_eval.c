@@ -18,6 +18,8 @@
 #include "expr/expr_int.h"
 
 #define UPDATE_TYPE_ERROR "An operand in the update expression has an incorrect data type"
+/* AttributeUpdates ADD/DELETE on an attribute of another type */
+#define LEGACY_TYPE_ERROR "Type mismatch for attribute to update"
 #define UPDATE_MISSING_ERROR "The provided expression refers to an attribute that does not exist in the item"
 #define UPDATE_PATH_ERROR "The document path provided in the update expression is invalid for update"
 
@@ -725,7 +727,7 @@ DynApplyUpdate(DynExpr *update, const DynValue *item)
 				else
 					ok = cur->type == v->type && DynTypeIsSet(v->type);
 				if (!ok)
-					update_error(UPDATE_TYPE_ERROR);
+					update_error(a->legacy ? LEGACY_TYPE_ERROR : UPDATE_TYPE_ERROR);
 				if (a->op == DYN_UPD_ADD && v->type == DYN_N)
 					vals[i] = add_numbers(cur, v, false);
 				else if (a->op == DYN_UPD_ADD && v->type == DYN_L)
