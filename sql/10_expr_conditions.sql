@@ -122,6 +122,8 @@ SELECT dynindex.eval_condition('size(:v) = :v', :'item', NULL, '{":v":{"N":"1"}}
 SELECT dynindex.eval_condition('attribute_type(a, :v)', :'item', NULL, '{":v":{"N":"1"}}');
 SELECT dynindex.eval_condition('attribute_type(a, b)', :'item');
 SELECT dynindex.eval_condition('attribute_type(a, :v)', :'item', NULL, '{":v":{"S":"STRING"}}');
+-- attribute_type's first operand may be a value
+SELECT dynindex.eval_condition('attribute_type(:v, :t)', :'item', NULL, '{":v":{"N":"0"},":t":{"S":"N"}}');
 SELECT dynindex.eval_condition('a BETWEEN :hi AND :lo', :'item', NULL, '{":lo":{"S":"a"},":hi":{"S":"b"}}');
 SELECT dynindex.eval_condition('a BETWEEN :lo AND :hi', :'item', NULL, '{":lo":{"S":"a"},":hi":{"N":"1"}}');
 SELECT dynindex.eval_condition('a = a', :'item');

@@ -634,8 +634,9 @@ pass3(Checker *c, DynExpr *e)
 				check_arity(c, e);
 			for (i = 0; i < e->nargs; i++)
 				pass3(c, e->args[i]);
+			/* attribute_type's first operand may be a value (DynamoDB accepts it) */
 			if ((e->func == DYN_FN_ATTRIBUTE_EXISTS || e->func == DYN_FN_ATTRIBUTE_NOT_EXISTS ||
-				 e->func == DYN_FN_ATTRIBUTE_TYPE || e->func == DYN_FN_IF_NOT_EXISTS) &&
+				 e->func == DYN_FN_IF_NOT_EXISTS) &&
 				e->args[0]->kind != DYN_EXPR_PATH)
 				DynExprRaise(c->kind, "Operator or function requires a document path; operator or function: %s",
 							 DynFuncName(e->func));
