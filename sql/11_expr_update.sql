@@ -64,6 +64,9 @@ SELECT dynindex.apply_update('ADD a :one', :'item', NULL, '{":one":{"N":"1"}}');
 SELECT dynindex.apply_update('ADD ss :ns', :'item', NULL, '{":ns":{"NS":["1"]}}');
 SELECT dynindex.apply_update('DELETE ns :ss', :'item', NULL, '{":ss":{"SS":["1"]}}');
 SELECT dynindex.apply_update('SET l = list_append(a, :l)', :'item', NULL, '{":l":{"L":[]}}');
+-- list_append directly inside list_append is refused; if_not_exists inside list_append is fine
+SELECT dynindex.apply_update('SET a = list_append(list_append(:l, :l), :l)', :'item', NULL, '{":l":{"L":[]}}');
+SELECT dynindex.apply_update('SET z = list_append(if_not_exists(z, :l), :l)', :'item', NULL, '{":l":{"L":[{"S":"q"}]}}') -> 'z';
 SELECT dynindex.apply_update('SET n = :big + :big', :'item', NULL, '{":big":{"N":"9.9999999999999999999999999999999999999E+125"}}');
 SELECT dynindex.apply_update('ADD n :big', :'item', NULL, '{":big":{"N":"-9.9999999999999999999999999999999999999E+125"}}');
 SELECT dynindex.apply_update('SET n = :a - :b', :'item', NULL, '{":a":{"N":"1"},":b":{"N":"0.1"}}');

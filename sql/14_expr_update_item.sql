@@ -32,6 +32,8 @@ SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"U
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"DELETE s :s","ExpressionAttributeValues":{":s":{"SS":["a"]}}}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"x":{"Action":"DELETE"},"s":{"Action":"DELETE","Value":{"SS":["a"]}}}}');
 SELECT dynindex.api('TransactWriteItems', '{"TransactItems":[{"Update":{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"REMOVE x"}}]}');
+-- (not even a nested path is checked then)
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"REMOVE x.y, z[0]"}');
 SELECT dynindex.api('GetItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}}}');
 -- AttributeUpdates ADD/DELETE on an attribute of another type
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"s":{"Value":{"SS":["a"]}},"n":{"Value":{"N":"1"}}}}');

@@ -81,20 +81,20 @@ DynItemsKeyOnlyItem(DynTable *t, const DynKey *key)
 DynValue *
 DynItemsApplyUpdate(DynTable *t, DynExpr *update, const DynValue *old, const DynKey *key)
 {
-	DynValue   *new;
 	int			i;
 
 	if (update == NULL)
 		return old ? (DynValue *) old : DynItemsKeyOnlyItem(t, key);
-	new = DynApplyUpdate(update, old ? old : DynItemsKeyOnlyItem(t, key));
 	if (old == NULL && update->nactions > 0)
 	{
+		/* nothing to remove: not even a nested path is checked (REMOVE x.y) */
 		for (i = 0; i < update->nactions; i++)
 			if (update->actions[i].op != DYN_UPD_REMOVE && update->actions[i].op != DYN_UPD_DELETE)
-				return new;
-		return NULL;
+				break;
+		if (i == update->nactions)
+			return NULL;
 	}
-	return new;
+	return DynApplyUpdate(update, old ? old : DynItemsKeyOnlyItem(t, key));
 }
 
 /* UpdateItem's mutation: check the condition, apply the update. */

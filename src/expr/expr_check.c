@@ -376,6 +376,13 @@ pass1(Checker *c, DynExpr *e, Place place)
 				if (e->func != DYN_FN_IF_NOT_EXISTS && e->func != DYN_FN_LIST_APPEND)
 					DynExprRaise(c->kind, "The function is not allowed in an update expression; function: %s",
 								 DynFuncName(e->func));
+				/* DynamoDB refuses list_append(list_append(...), ...) */
+				if (e->func == DYN_FN_LIST_APPEND)
+					for (i = 0; i < e->nargs; i++)
+						if (e->args[i]->kind == DYN_EXPR_FUNC &&
+							lookup_function(e->args[i]->fname, e->args[i]->fnamelen) == DYN_FN_LIST_APPEND)
+							DynExprRaise(c->kind, "The function is not allowed to be used this way in an expression; function: %s",
+										 DynFuncName(e->func));
 			}
 			else
 			{
