@@ -170,6 +170,19 @@ SELECT lq('kc_sn', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"
 SELECT lq('kc_sn', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]}}');
 SELECT lq('kc_sn', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[]}}');
 SELECT lq('kc_sn', '{"p":{"AttributeValueList":[{"S":"a"}]}}');
+-- KeyConditions: {} (DynamoDB: Conditions can be of length 1 or 2 only)
+SELECT lq('kc_sn', '{}');
+-- QueryFilter EQ/NE accept every type (lists, maps, BOOL, NULL too), not just scalars and sets
+SELECT dynindex.api('PutItem', '{"TableName":"kc_h","Item":{"p":{"S":"qf"},"l":{"L":[{"N":"1"},{"S":"x"}]},"m":{"M":{"a":{"BOOL":true}}},"b":{"BOOL":false},"z":{"NULL":true}}}') IS NOT NULL AS put;
+SELECT try_api('Query', '{"TableName":"kc_h","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"qf"}]}},
+  "QueryFilter":{"l":{"ComparisonOperator":"EQ","AttributeValueList":[{"L":[{"N":"1"},{"S":"x"}]}]},
+                 "m":{"ComparisonOperator":"EQ","AttributeValueList":[{"M":{"a":{"BOOL":true}}}]},
+                 "b":{"ComparisonOperator":"NE","AttributeValueList":[{"BOOL":true}]},
+                 "z":{"ComparisonOperator":"EQ","AttributeValueList":[{"NULL":true}]}}}')::jsonb->'Count' AS count;
+SELECT try_api('Query', '{"TableName":"kc_h","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"qf"}]}},
+  "QueryFilter":{"l":{"ComparisonOperator":"EQ","AttributeValueList":[{"L":[{"N":"1"}]}]}}}')::jsonb->'Count' AS count;
+SELECT try_api('Query', '{"TableName":"kc_h","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"qf"}]}},
+  "QueryFilter":{"l":{"ComparisonOperator":"LT","AttributeValueList":[{"L":[{"N":"1"}]}]}}}');
 
 -- multi-attribute GSI keys: all HASH attributes with =, RANGE left to right, only the last an inequality
 SELECT dynindex.api('CreateTable', '{"TableName":"kc_gsi","BillingMode":"PAY_PER_REQUEST",

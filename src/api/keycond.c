@@ -245,6 +245,8 @@ DynKeyCondAnalyse(DynExpr *cond, const DynKeySchema *ks, DynKeyCond *kc)
 				last;
 
 	memset(kc, 0, sizeof(*kc));
+	if (cond == NULL)
+		DynValidationError("Conditions can be of length 1 or 2 only");
 	walk(w, cond);
 
 	if (w->n > nkeys && !(nkeys == 1 && w->n == 2))

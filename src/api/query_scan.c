@@ -850,7 +850,16 @@ parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
 		rs->proj = DynParseProjection(ctx, pe->val.string.val, pe->val.string.len);
 	DynExprCheckUnused(ctx);
 	if (kc)
+	{
+		char	  **kckeys;
+		int		   *kclens;
+		JsonbValue *kcvals;
+
+		/* DynamoDB: KeyConditions: {} is "Conditions can be of length 1 or 2 only" */
+		if (DynJsonObjectMembers(kc, &kckeys, &kclens, &kcvals) == 0)
+			DynValidationError("Conditions can be of length 1 or 2 only");
 		keycond = DynLegacyKeyConditions(kc);
+	}
 	*has_pe = pe != NULL;
 	*has_atg = atg != NULL;
 	return keycond;

@@ -74,7 +74,8 @@ type_allowed(LegacyOp op, DynType t)
 	{
 		case L_EQ:
 		case L_NE:
-			return scalar || DynTypeIsSet(t);
+			/* "EQ is supported for all data types, including lists and maps" */
+			return true;
 		case L_BEGINS_WITH:
 			return t == DYN_S || t == DYN_B;
 		default:
