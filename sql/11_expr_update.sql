@@ -68,5 +68,8 @@ SELECT dynindex.apply_update('SET l = list_append(a, :l)', :'item', NULL, '{":l"
 SELECT dynindex.apply_update('SET a = list_append(list_append(:l, :l), :l)', :'item', NULL, '{":l":{"L":[]}}');
 SELECT dynindex.apply_update('SET z = list_append(if_not_exists(z, :l), :l)', :'item', NULL, '{":l":{"L":[{"S":"q"}]}}') -> 'z';
 SELECT dynindex.apply_update('SET n = :big + :big', :'item', NULL, '{":big":{"N":"9.9999999999999999999999999999999999999E+125"}}');
+-- a sum needing more than 38 significant digits: DynamoDB reports an overflow
+SELECT dynindex.apply_update('SET n = :a - :b', :'item', NULL, '{":a":{"N":"1e50"},":b":{"N":"1"}}');
+SELECT dynindex.apply_update('ADD n :a', '{"n":{"N":"0.1"}}', NULL, '{":a":{"N":"1e40"}}');
 SELECT dynindex.apply_update('ADD n :big', :'item', NULL, '{":big":{"N":"-9.9999999999999999999999999999999999999E+125"}}');
 SELECT dynindex.apply_update('SET n = :a - :b', :'item', NULL, '{":a":{"N":"1"},":b":{"N":"0.1"}}');

@@ -361,6 +361,9 @@ DynNumberAdd(const char *a, int alen, const char *b, int blen, bool subtract, ch
 	}
 	pfree(acc);
 	msg = check_limits(&r);
+	/* DynamoDB reports a sum needing more than 38 digits as an overflow */
+	if (msg && r.exp <= NUM_MAX_EXP && r.exp >= NUM_MIN_EXP)
+		msg = "Number overflow. Attempting to store a number with magnitude larger than supported range";
 	if (msg)
 		return msg;
 	*result = format_decimal(&r);
