@@ -137,7 +137,11 @@ SELECT dynindex.api('ListTables', '{"Limit": 101}');
 SELECT dynindex.api('ListTables', '{"ExclusiveStartTableName": "a"}');
 SELECT dynindex.api('ListTables', '{"Limit": "x"}');
 
--- DeleteTable
+-- the same attribute defined twice (DynamoDB: Attribute Name is duplicated: <name>)
+SELECT dynindex.api('CreateTable', '{"TableName": "dupdef", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "xyz", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "xyz", "AttributeType": "S"}, {"AttributeName": "xyz", "AttributeType": "N"}]}');
+-- DeleteTable (its description has no schema, creation time or indexes)
 SELECT (dynindex.api('DeleteTable', '{"TableName": "Simple"}') -> 'TableDescription') - 'TableId' - 'CreationDateTime' #- '{BillingModeSummary,LastUpdateToPayPerRequestDateTime}' AS deleted;
 SELECT dynindex.api('DeleteTable', '{"TableName": "Simple"}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "Simple"}');

@@ -307,18 +307,25 @@ describe(DynTable *t, const char *status, bool with_stats)
 	int			pass;
 	int			i;
 	bool		provisioned = strcmp(t->billing_mode, "PROVISIONED") == 0;
+	/* DeleteTable's description leaves out the schema, creation time and indexes */
+	bool		deleting = strcmp(status, "DELETING") == 0;
 	JsonbValue *opt;
 
 	if (with_stats)
 		DynStorageStats(t->storage, &count, &bytes);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	push_member_jsonb(&st, "AttributeDefinitions", t->attribute_definitions);
+	if (!deleting)
+		push_member_jsonb(&st, "AttributeDefinitions", t->attribute_definitions);
 	push_member_string(&st, "TableName", t->name);
-	push_member_jsonb(&st, "KeySchema", t->key_schema);
+	if (!deleting)
+		push_member_jsonb(&st, "KeySchema", t->key_schema);
 	push_member_string(&st, "TableStatus", status);
-	RqPushKey(&st, "CreationDateTime");
-	RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
+	if (!deleting)
+	{
+		RqPushKey(&st, "CreationDateTime");
+		RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
+	}
 	push_throughput(&st, provisioned ? t->read_capacity : 0, provisioned ? t->write_capacity : 0);
 	push_member_int(&st, "TableSizeBytes", bytes);
 	push_member_int(&st, "ItemCount", count);
@@ -333,7 +340,7 @@ describe(DynTable *t, const char *status, bool with_stats)
 		RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
 		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}
-	for (pass = 0; pass < 2; pass++)
+	for (pass = 0; pass < (deleting ? 0 : 2); pass++)
 	{
 		bool		global = pass == 1;
 		bool		any = false;
@@ -448,7 +455,7 @@ check_definitions_used(JsonbValue *defs, int ndefs, JsonbValue *keys, int nkeys,
 		}
 		for (j = 0; j < i; j++)
 			if (strcmp(an, RqGetString(defs[j].val.binary.data, "AttributeName")) == 0)
-				DynValidationError("Cannot have two attributes with the same name");
+				DynValidationError("Attribute Name is duplicated: %s", an);
 	}
 }
 
