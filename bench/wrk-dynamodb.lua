@@ -1,7 +1,10 @@
 -- wrk script: DynamoDB JSON 1.0 requests against any endpoint (dynindex-gateway
 -- or dynalite), the same requests as bench/gateway-vs-dynalite.mjs's COMMANDS.
 --
---   wrk -t1 -c1 -d10s -s bench/wrk-dynamodb.lua http://127.0.0.1:8091 -- GetItem
+--   wrk -t1 -c1 -d10s -s bench/wrk-dynamodb.lua http://127.0.0.1:8091 -- GetItem [SIGNED]
+--
+-- SIGNED: a file of pre-signed requests from bench/wrk-sign.mjs (for a
+-- gateway with authentication), sent in a loop instead of generated ones.
 --
 -- Operations: PutItem (random new keys), GetItem (a seeded item; the answer
 -- must contain it), Query (pk = :p AND sk >= :s, Limit 10; must return 10).
@@ -13,6 +16,7 @@ local PARTS, ITEMS = 200, 20
 local TABLE = "gwbench"
 local payload = string.rep("v", 200)
 local op = "GetItem"
+local signed, next_signed = nil, 1	-- pre-signed requests (bench/wrk-sign.mjs)
 local threads = {}
 local errors, first_error = 0, nil
 
@@ -22,6 +26,14 @@ end
 
 function init(args)
    op = args[1] or "GetItem"
+   if args[2] then
+      local f = assert(io.open(args[2], "rb"))
+      local data = f:read("*a")
+      f:close()
+      signed = {}
+      for r in data:gmatch("[^%z]+") do signed[#signed + 1] = r end
+      next_signed = math.random(1, #signed)
+   end
    math.randomseed(os.time() + (tonumber(tostring({}):match("0x(%x+)"), 16) or 0) % 100000)
    local date = os.date("!%Y%m%dT%H%M%SZ")
    wrk.method = "POST"
@@ -37,6 +49,10 @@ end
 local function pad(i) return string.format("%03d", i) end
 
 function request()
+   if signed then
+      next_signed = next_signed % #signed + 1
+      return signed[next_signed]
+   end
    local body
    if op == "PutItem" then
       body = string.format('{"TableName":"%s","Item":{"pk":{"S":"w%d"},"sk":{"S":"%s"},"n":{"N":"%d"},"data":{"S":"%s"}}}',

@@ -23,7 +23,7 @@ typedef struct Slot
 {
 	PGconn	   *conn;
 	bool		busy;
-	bool		prepared;		/* API_STMT is prepared on conn */
+	bool		prepared;		/* API_STMT and API_ROLE_STMT are prepared on conn */
 } Slot;
 
 /*
@@ -37,6 +37,16 @@ typedef struct Slot
  */
 #define API_SQL "SELECT dynindex.api($1::text, $2::jsonb)"
 #define API_STMT "dynindex_api"
+
+/*
+ * The same call as an access key's role, in one round trip: the function scan
+ * in FROM runs set_config first, then the target list calls the API as that
+ * role; is_local makes the role last only until the statement's implicit
+ * transaction ends (commit or abort), so the connection goes back to the
+ * pool in the gateway's own role without a RESET ROLE.
+ */
+#define API_ROLE_SQL "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r"
+#define API_ROLE_STMT "dynindex_api_role"
 
 static Slot *slots;
 static int	nslots;
@@ -161,6 +171,12 @@ slot_connect(Slot *s)
 
 		s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 		PQclear(res);
+		if (s->prepared)
+		{
+			res = PQprepare(s->conn, API_ROLE_STMT, API_ROLE_SQL, 3, NULL);
+			s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
+			PQclear(res);
+		}
 	}
 	return s->conn != NULL;
 }
@@ -221,7 +237,7 @@ db_result_free(DbResult *r)
 
 /* Fill r from a failed API call. */
 static void
-take_error(PGconn *c, PGresult *res, const char *body, DbResult *r)
+take_error(PGconn *c, PGresult *res, const char *body, bool with_role, DbResult *r)
 {
 	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
 	const char *ctx = PQresultErrorField(res, PG_DIAG_CONTEXT);
@@ -232,7 +248,7 @@ take_error(PGconn *c, PGresult *res, const char *body, DbResult *r)
 	r->status = DB_ERROR;
 
 	/* The body failed jsonb input: it is not valid JSON. */
-	if (ctx && strstr(ctx, "portal parameter $2") &&
+	if (ctx && strstr(ctx, with_role ? "portal parameter $3" : "portal parameter $2") &&
 		(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
 	{
 		r->status = DB_SERIALIZATION;
@@ -257,6 +273,24 @@ take_error(PGconn *c, PGresult *res, const char *body, DbResult *r)
 	}
 }
 
+/*
+ * Did set_config refuse the role (the gateway's role is not a member of it,
+ * or it does not exist)?  A misconfiguration, not the client's fault.  The
+ * messages are check_role()'s in PostgreSQL's variable.c.
+ */
+static bool
+role_refused(PGresult *res)
+{
+	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+	const char *m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	if (PQresultStatus(res) != PGRES_FATAL_ERROR || st == NULL || m == NULL)
+		return false;
+	return (strcmp(st, "42501") == 0 && strncmp(m, "permission denied to set role", 29) == 0) ||
+		(strcmp(st, "22023") == 0 && strncmp(m, "role \"", 6) == 0 &&
+		 strstr(m, "\" does not exist") != NULL);
+}
+
 void
 db_call_api(const char *op, const char *body, const char *role, DbResult *r)
 {
@@ -272,44 +306,18 @@ db_call_api(const char *op, const char *body, const char *role, DbResult *r)
 	}
 	for (int attempt = 0; attempt < 2; attempt++)
 	{
-		const char *params[2] = {op, body};
+		const char *params[3] = {role, op, body};
 		PGresult   *res;
 
 		if (!slot_connect(s))
 			break;
 
-		if (role)
-		{
-			const char *rp[1] = {role};
-
-			res = PQexecParams(s->conn, "SELECT pg_catalog.set_config('role', $1, false)",
-							   1, NULL, rp, NULL, NULL, 0);
-			if (connection_lost(s->conn, res))
-			{
-				PQclear(res);
-				slot_drop(s);
-				continue;
-			}
-			if (PQresultStatus(res) != PGRES_TUPLES_OK)
-			{
-				char	   *m = strdup(PQresultErrorMessage(res));
-
-				trim_newline(m);
-				gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
-					   role, m ? m : "");
-				free(m);
-				snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
-				r->status = DB_ERROR;
-				PQclear(res);
-				break;
-			}
-			PQclear(res);
-		}
-
 		if (s->prepared)
-			res = PQexecPrepared(s->conn, API_STMT, 2, params, NULL, NULL, 0);
+			res = role ? PQexecPrepared(s->conn, API_ROLE_STMT, 3, params, NULL, NULL, 0)
+				: PQexecPrepared(s->conn, API_STMT, 2, params + 1, NULL, NULL, 0);
 		else
-			res = PQexecParams(s->conn, API_SQL, 2, NULL, params, NULL, NULL, 0);
+			res = role ? PQexecParams(s->conn, API_ROLE_SQL, 3, NULL, params, NULL, NULL, 0)
+				: PQexecParams(s->conn, API_SQL, 2, NULL, params + 1, NULL, NULL, 0);
 		if (connection_lost(s->conn, res))
 		{
 			if (res && PQresultStatus(res) == PGRES_FATAL_ERROR)
@@ -340,8 +348,19 @@ db_call_api(const char *op, const char *body, const char *role, DbResult *r)
 			else
 				r->status = DB_UNAVAILABLE;
 		}
+		else if (role && role_refused(res))
+		{
+			char	   *m = strdup(PQresultErrorMessage(res));
+
+			trim_newline(m);
+			gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
+				   role, m ? m : "");
+			free(m);
+			snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
+			r->status = DB_ERROR;
+		}
 		else if (PQresultStatus(res) == PGRES_FATAL_ERROR)
-			take_error(s->conn, res, body, r);
+			take_error(s->conn, res, body, role != NULL, r);
 		else
 		{
 			gw_log("dynindex.api returned no result (status %s)",
@@ -350,14 +369,6 @@ db_call_api(const char *op, const char *body, const char *role, DbResult *r)
 			r->status = DB_ERROR;
 		}
 		PQclear(res);
-
-		if (role)
-		{
-			res = PQexec(s->conn, "RESET ROLE");
-			if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
-				slot_drop(s);	/* never hand out a connection in a foreign role */
-			PQclear(res);
-		}
 		break;
 	}
 	pool_release(s);

@@ -14,6 +14,8 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/dynindex-clients.XXXXXX")"
 PASS=0; FAIL=0; SKIP=0
 GW_PIDS=()
 NOACCESS_ROLE=dynindex_gw_test_noaccess
+GONE_ROLE=dynindex_gw_test_gone
+READER_ROLE=dynindex_gw_test_reader
 KEYS=()
 
 log() { printf '==> %s\n' "$*"; }
@@ -24,6 +26,7 @@ cleanup() {
     for pid in "${GW_PIDS[@]}"; do wait "$pid" 2>/dev/null; done
     for k in "${KEYS[@]}"; do psql_q -c "SELECT dynindex.delete_access_key('$k')" >/dev/null 2>&1; done
     psql_q -c "DROP ROLE IF EXISTS $NOACCESS_ROLE" >/dev/null 2>&1
+    psql_q -c "DROP OWNED BY $READER_ROLE" -c "DROP ROLE IF EXISTS $READER_ROLE" >/dev/null 2>&1
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -68,7 +71,7 @@ DEV_URL="$STARTED_URL"
 log "dev-mode gateway: $DEV_URL"
 
 # ---- access keys for the auth-mode gateway ----
-AUTH_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""
+AUTH_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""
 if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t ]; then
     read -r KEY_ID SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key(current_user)")
     KEYS+=("$KEY_ID")
@@ -76,6 +79,17 @@ if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t
            -c "GRANT $NOACCESS_ROLE TO current_user" >/dev/null 2>&1 || true
     read -r NA_ID NA_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$NOACCESS_ROLE')" 2>/dev/null)
     [ -n "$NA_ID" ] && KEYS+=("$NA_ID")
+    # a key whose role may list tables and nothing else
+    psql_q -c "DROP OWNED BY $READER_ROLE" -c "DROP ROLE IF EXISTS $READER_ROLE" >/dev/null 2>&1
+    psql_q -c "CREATE ROLE $READER_ROLE NOLOGIN" -c "GRANT $READER_ROLE TO current_user" \
+           -c "GRANT USAGE ON SCHEMA dynindex TO $READER_ROLE" -c "GRANT SELECT ON dynindex.tables TO $READER_ROLE" >/dev/null 2>&1 || true
+    read -r RD_ID RD_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$READER_ROLE')" 2>/dev/null)
+    [ -n "$RD_ID" ] && KEYS+=("$RD_ID")
+    # a key whose role is dropped after the key was made (a misconfiguration)
+    psql_q -c "DROP ROLE IF EXISTS $GONE_ROLE" -c "CREATE ROLE $GONE_ROLE NOLOGIN" >/dev/null 2>&1 || true
+    read -r GONE_ID GONE_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$GONE_ROLE')" 2>/dev/null)
+    [ -n "$GONE_ID" ] && KEYS+=("$GONE_ID")
+    psql_q -c "DROP ROLE IF EXISTS $GONE_ROLE" >/dev/null 2>&1 || true
     start_gateway auth && AUTH_URL="$STARTED_URL"
     log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
 else
@@ -84,6 +98,8 @@ else
 fi
 export GATEWAY_URL="$DEV_URL" GATEWAY_AUTH_URL="$AUTH_URL" GATEWAY_KEY_ID="$KEY_ID" GATEWAY_SECRET="$SECRET"
 export GATEWAY_NOACCESS_KEY_ID="$NA_ID" GATEWAY_NOACCESS_SECRET="$NA_SECRET"
+export GATEWAY_GONE_KEY_ID="$GONE_ID" GATEWAY_GONE_SECRET="$GONE_SECRET"
+export GATEWAY_READER_KEY_ID="$RD_ID" GATEWAY_READER_SECRET="$RD_SECRET"
 
 # ---- 2. node tests (SDK v3, lib-dynamodb, ElectroDB, protocol, auth) ----
 if command -v node >/dev/null && command -v npm >/dev/null; then

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
-import { ListTablesCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { ListTablesCommand, GetItemCommand, CreateTableCommand, DeleteTableCommand } from '@aws-sdk/client-dynamodb';
 import { client, rejectsWith } from './helpers.js';
 
 const url = process.env.GATEWAY_AUTH_URL;
@@ -107,4 +107,47 @@ test('a key whose role lacks privileges: AccessDeniedException', { skip: skip ||
   const err = await rejectsWith(() => c.send(new GetItemCommand({ TableName: 'Anything', Key: { pk: { S: 'a' } } })), 'AccessDeniedException');
   assert.match(err.message, /^User: arn:aws:iam::\d{12}:user\/\S+ is not authorized to perform: dynamodb:GetItem on resource: arn:aws:dynamodb:us-east-1:\d{12}:table\/Anything because no identity-based policy allows the dynamodb:GetItem action$/);
   c.destroy();
+});
+
+// The call and the role switch are one statement (set_config(..., true) in
+// its FROM clause): a role the gateway cannot switch to is the operator's
+// misconfiguration (500 InternalServerError, logged), and neither it nor an
+// AccessDenied leaves a pooled connection in a foreign role.
+test('a key whose role was dropped: InternalServerError; other keys unaffected', { skip: skip || (!process.env.GATEWAY_GONE_KEY_ID && 'no GATEWAY_GONE_KEY_ID') }, async () => {
+  const gone = authClient(process.env.GATEWAY_GONE_KEY_ID, process.env.GATEWAY_GONE_SECRET);
+  const err = await rejectsWith(() => gone.send(new ListTablesCommand({})), 'InternalServerError');
+  assert.equal(err.$metadata.httpStatusCode, 500);
+  gone.destroy();
+  const good = authClient(keyId, secret);
+  const results = await Promise.all(Array.from({ length: 16 }, () => good.send(new ListTablesCommand({}))));
+  for (const r of results) assert.ok(Array.isArray(r.TableNames));
+  good.destroy();
+});
+
+test('after calls in another role, every pooled connection is back in the gateway role', { skip: skip || (!process.env.GATEWAY_READER_KEY_ID && 'no GATEWAY_READER_KEY_ID') }, async () => {
+  // the reader may list tables but not create them; the main key (the
+  // gateway's own role) may.  Both successes and AccessDenied must leave no
+  // connection in the reader's role.
+  const rd = authClient(process.env.GATEWAY_READER_KEY_ID, process.env.GATEWAY_READER_SECRET);
+  const def = (t) => ({
+    TableName: t, BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+  });
+  for (let round = 0; round < 2; round++) {
+    const r = await Promise.all(Array.from({ length: 16 }, () => rd.send(new ListTablesCommand({}))));
+    for (const x of r) assert.ok(Array.isArray(x.TableNames));
+    await rejectsWith(() => rd.send(new CreateTableCommand(def(`gw_reader_${round}`))), 'AccessDeniedException');
+  }
+  rd.destroy();
+  // access-key lookups run on the pooled connections in the gateway's role:
+  // unknown keys must be reported unknown, not fail on a permission error
+  await Promise.all(Array.from({ length: 16 }, (_, i) => {
+    const c = authClient(`DYNXUNKNOWN${process.pid}X${i}`, 'whatever');
+    return rejectsWith(() => c.send(new ListTablesCommand({})), 'UnrecognizedClientException').finally(() => c.destroy());
+  }));
+  const good = authClient(keyId, secret);
+  const names = Array.from({ length: 16 }, (_, i) => `gw_role_reset_${process.pid}_${i}`);
+  await Promise.all(names.map((t) => good.send(new CreateTableCommand(def(t)))));
+  await Promise.all(names.map((t) => good.send(new DeleteTableCommand({ TableName: t }))));
+  good.destroy();
 });
