@@ -69,6 +69,8 @@ SELECT dynindex.wait_for_indexes('Life', '60 seconds');
 SELECT * FROM dynindex.verify_indexes('Life');
 SELECT (dynindex.api('Scan', '{"TableName":"Life","IndexName":"byGrp","Select":"COUNT"}') ->> 'Count')::int AS numeric_grp_items,
        count(*) FILTER (WHERE i % 7 = 0) + 1 AS expected FROM generate_series(1, 2500) i;
+-- an attribute a key already uses cannot get another type (sk is N)
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"sk","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"bySk","KeySchema":[{"AttributeName":"sk","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}}]}');
 -- DeleteTable drops everything, queue records included
 SELECT dynindex.api('DeleteTable', '{"TableName":"Life"}') IS NOT NULL;
 SELECT to_regclass(storage) FROM dynindex.indexes WHERE table_name = 'Life';

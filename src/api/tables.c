@@ -910,8 +910,23 @@ merged_definitions(DynTable *t, JsonbContainer *r, int *n)
 	for (i = 0; i < nadd; i++)
 		all[(*n)++] = add[i];
 	for (i = 0; i < nold; i++)
-		if (!is_defined(add, nadd, RqGetString(old[i].val.binary.data, "AttributeName")))
+	{
+		char	   *an = RqGetString(old[i].val.binary.data, "AttributeName");
+		int			j;
+
+		for (j = 0; j < nadd; j++)
+		{
+			char	   *addname = RqGetString(add[j].val.binary.data, "AttributeName");
+			char	   *addtype = RqGetString(add[j].val.binary.data, "AttributeType");
+			char	   *oldtype = RqGetString(old[i].val.binary.data, "AttributeType");
+
+			/* an attribute a key already uses keeps its type */
+			if (addname && strcmp(addname, an) == 0 && addtype && oldtype && strcmp(addtype, oldtype) != 0)
+				DynValidationError("One or more parameter values were invalid: Attributes cannot be redefined. Please check that your attribute has the same type as previously defined.");
+		}
+		if (!is_defined(add, nadd, an))
 			all[(*n)++] = old[i];
+	}
 	return all;
 }
 
