@@ -41,4 +41,19 @@ SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"A
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"s":{"Action":"ADD","Value":{"NS":["1"]}}}}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"n":{"Action":"ADD","Value":{"L":[{"N":"1"}]}}}}');
 SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"ADD s :n","ExpressionAttributeValues":{":n":{"N":"1"}}}');
+-- legacy NOT_CONTAINS is false on a missing attribute (and true on a value of another type)
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"1"}}},"Expected":{"q":{"ComparisonOperator":"NOT_CONTAINS","AttributeValueList":[{"N":"1"}]}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"2"}}},"Expected":{"n":{"ComparisonOperator":"NOT_CONTAINS","AttributeValueList":[{"S":"1"}]}},"ReturnValues":"UPDATED_NEW"}');
+-- ConditionalOperator needs an Expected of two or more conditions (checked after mixing)
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"ConditionalOperator":"AND"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"3"}}},"Expected":{},"ConditionalOperator":"OR"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"3"}}},"Expected":{"n":{"Value":{"N":"1"}}},"ConditionalOperator":"OR"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"UpdateExpression":"SET z = :v","ExpressionAttributeValues":{":v":{"N":"3"}},"ConditionalOperator":"AND"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"3"}}},"Expected":{"n":{"Value":{"N":"1"}}},"ConditionalOperator":"AND","ConditionExpression":"attribute_exists(pk)"}');
+SELECT dynindex.api('UpdateItem', '{"TableName":"UpdT","Key":{"pk":{"S":"c"}},"AttributeUpdates":{"z":{"Value":{"N":"3"}}},"Expected":{"n":{"Value":{"N":"7"}},"q":{"Exists":false}},"ConditionalOperator":"OR","ReturnValues":"UPDATED_NEW"}');
+SELECT dynindex.api('PutItem', '{"TableName":"UpdT","Item":{"pk":{"S":"d"}},"ConditionalOperator":"AND"}');
+SELECT dynindex.api('PutItem', '{"TableName":"UpdT","Item":{"pk":{"S":"d"}},"Expected":{"a":{"Exists":false}},"ConditionalOperator":"AND"}');
+SELECT dynindex.api('PutItem', '{"TableName":"UpdT","Item":{"pk":{"S":"d"}},"ConditionalOperator":"AND","ConditionExpression":"attribute_not_exists(pk)"}');
+SELECT dynindex.api('DeleteItem', '{"TableName":"UpdT","Key":{"pk":{"S":"d"}},"ConditionalOperator":"OR"}');
+SELECT dynindex.api('DeleteItem', '{"TableName":"UpdT","Key":{"pk":{"S":"d"}},"Expected":{"a":{"Exists":false}},"ConditionalOperator":"OR"}');
 SELECT dynindex.api('DeleteTable', '{"TableName":"UpdT"}') IS NOT NULL;

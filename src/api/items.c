@@ -282,9 +282,12 @@ parse_write_condition(JsonbContainer *r, WriteCondition *wc)
 	JsonbValue *condexpr = RqGet(r, "ConditionExpression");
 	JsonbValue *expected = RqGet(r, "Expected");
 	DynParamPresence exprs[1] = {{"ConditionExpression", condexpr != NULL}};
-	DynParamPresence legacy[1] = {{"Expected", expected != NULL}};
+	JsonbValue *condop = RqGet(r, "ConditionalOperator");
+	DynParamPresence legacy[2] = {{"Expected", expected != NULL},
+	{"ConditionalOperator", condop != NULL}};
 
-	DynExprCheckParamMix(exprs, 1, legacy, 1, names != NULL, values != NULL);
+	DynExprCheckParamMix(exprs, 1, legacy, 2, names != NULL, values != NULL);
+	DynLegacyCheckConditionalOperator(condop, expected);
 	wc->cond = NULL;
 	wc->return_old_on_failure = RqStringIs(r, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	if (condexpr)

@@ -160,10 +160,12 @@ DynUpdateItem(Jsonb *req)
 	{
 		DynParamPresence exprs[2] = {{"UpdateExpression", updexpr != NULL},
 		{"ConditionExpression", condexpr != NULL}};
-		DynParamPresence legacy[2] = {{"AttributeUpdates", attrupdates != NULL},
-		{"Expected", expected != NULL}};
+		JsonbValue *condop = RqGet(r, "ConditionalOperator");
+		DynParamPresence legacy[3] = {{"AttributeUpdates", attrupdates != NULL},
+		{"Expected", expected != NULL}, {"ConditionalOperator", condop != NULL}};
 
-		DynExprCheckParamMix(exprs, 2, legacy, 2, names != NULL, values != NULL);
+		DynExprCheckParamMix(exprs, 2, legacy, 3, names != NULL, values != NULL);
+		DynLegacyCheckConditionalOperator(condop, expected);
 	}
 
 	memset(&ua, 0, sizeof(ua));

@@ -86,6 +86,13 @@ extern void DynExprCheckParamMix(const DynParamPresence *exprs, int nexprs,
 /* Expected (+ ConditionalOperator "AND"/"OR" or NULL) as a condition. */
 extern DynExpr *DynLegacyExpected(JsonbValue *expected, const char *conditional_operator);
 
+/*
+ * ConditionalOperator needs a legacy condition map (Expected, QueryFilter,
+ * ScanFilter; NULL when absent) of two or more entries.
+ */
+extern void DynLegacyCheckConditionalOperator(JsonbValue *conditional_operator,
+											  JsonbValue *conditions);
+
 /* QueryFilter / ScanFilter (param is the parameter name) as a condition. */
 extern DynExpr *DynLegacyFilter(const char *param, JsonbValue *conditions,
 								const char *conditional_operator);

@@ -270,7 +270,8 @@ eval_node(DynExpr *e, const DynValue *item)
 				case DYN_FN_CONTAINS:
 					return eval_contains(a, operand_value(e->args[1], item));
 				case DYN_FN_NOT_CONTAINS:
-					return !eval_contains(a, operand_value(e->args[1], item));
+					/* legacy NOT_CONTAINS is false on a missing attribute */
+					return a != NULL && !eval_contains(a, operand_value(e->args[1], item));
 				default:
 					return false;
 			}

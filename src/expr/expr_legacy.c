@@ -219,6 +219,26 @@ is_or(const char *conditional_operator)
 	return conditional_operator != NULL && strcmp(conditional_operator, "OR") == 0;
 }
 
+/* ConditionalOperator without a condition map of two or more entries. */
+void
+DynLegacyCheckConditionalOperator(JsonbValue *conditional_operator, JsonbValue *conditions)
+{
+	char	  **keys;
+	int		   *lens;
+	JsonbValue *vals;
+	int			n;
+
+	if (conditional_operator == NULL)
+		return;
+	n = conditions ? DynJsonObjectMembers(conditions, &keys, &lens, &vals) : 0;
+	if (n < 0)
+		return;					/* not a map: reported when it is parsed */
+	if (n == 0)
+		DynValidationError("ConditionalOperator cannot be used without Filter or Expected");
+	if (n == 1)
+		DynValidationError("ConditionalOperator can only be used when Filter or Expected has two or more elements");
+}
+
 /* Expected (+ ConditionalOperator) as a condition. */
 DynExpr *
 DynLegacyExpected(JsonbValue *expected, const char *conditional_operator)
