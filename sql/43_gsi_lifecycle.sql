@@ -71,6 +71,35 @@ SELECT (dynindex.api('Scan', '{"TableName":"Life","IndexName":"byGrp","Select":"
        count(*) FILTER (WHERE i % 7 = 0) + 1 AS expected FROM generate_series(1, 2500) i;
 -- an attribute a key already uses cannot get another type (sk is N)
 SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"sk","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"bySk","KeySchema":[{"AttributeName":"sk","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}}]}');
+-- the request must define the new index's key attributes itself, even those the table defines
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"bySk","KeySchema":[{"AttributeName":"sk","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"x","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"bySk","KeySchema":[{"AttributeName":"x","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],"Projection":{"ProjectionType":"ALL"}}}]}');
+-- one GlobalSecondaryIndexUpdates entry holds one action
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"x","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byX","KeySchema":[{"AttributeName":"x","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}},"Delete":{"IndexName":"byGrp"}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[{"Update":{"IndexName":"byGrp"},"Delete":{"IndexName":"byGrp"}}]}');
+-- a backfill leaves out items whose key attribute is an empty or oversized
+-- string or binary (writes refuse them once the index exists)
+SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Life', 'Item', jsonb_build_object('pk', jsonb_build_object('S', 'e'), 'sk', jsonb_build_object('N', i::text)) || v)))
+  FROM (VALUES (1, '{"h":{"S":""},"r":{"S":"a"}}'::jsonb), (2, '{"h":{"S":"a"},"r":{"S":""}}'), (3, '{"h":{"B":""},"r":{"S":"a"}}'),
+               (4, jsonb_build_object('h', jsonb_build_object('S', repeat('h', 2048)), 'r', jsonb_build_object('S', repeat('r', 1024)))),
+               (5, jsonb_build_object('h', jsonb_build_object('S', repeat('h', 2049)), 'r', jsonb_build_object('S', 'a'))),
+               (6, jsonb_build_object('h', jsonb_build_object('S', 'a'), 'r', jsonb_build_object('S', repeat('r', 1025)))),
+               (7, '{"h":{"S":"a"},"r":{"S":"a"}}')) v(i, v);
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"h","AttributeType":"S"},{"AttributeName":"r","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byH","KeySchema":[{"AttributeName":"h","KeyType":"HASH"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}}]}') IS NOT NULL;
+SELECT dynindex.wait_for_indexes('Life', '60 seconds');
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"h","AttributeType":"S"},{"AttributeName":"r","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byHR","KeySchema":[{"AttributeName":"h","KeyType":"HASH"},{"AttributeName":"r","KeyType":"RANGE"}],"Projection":{"ProjectionType":"KEYS_ONLY"}}}]}') IS NOT NULL;
+SELECT dynindex.wait_for_indexes('Life', '60 seconds');
+SELECT * FROM dynindex.verify_indexes('Life');
+SELECT q.idx, array_agg((i -> 'sk' ->> 'N')::int ORDER BY (i -> 'sk' ->> 'N')::int) AS sks
+  FROM unnest(ARRAY['byH', 'byHR']) q(idx),
+       jsonb_array_elements(dynindex.api('Scan', jsonb_build_object('TableName', 'Life', 'IndexName', q.idx)) -> 'Items') i
+ WHERE i -> 'pk' ->> 'S' = 'e' GROUP BY q.idx ORDER BY q.idx;
+-- from now on writes refuse them
+SELECT dynindex.api('PutItem', '{"TableName":"Life","Item":{"pk":{"S":"e"},"sk":{"N":"9"},"h":{"S":""}}}');
+SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'Life', 'Item', jsonb_build_object('pk', jsonb_build_object('S', 'e'), 'sk', jsonb_build_object('N', '9'), 'h', jsonb_build_object('S', repeat('h', 2049)))));
+SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'Life', 'Item', jsonb_build_object('pk', jsonb_build_object('S', 'e'), 'sk', jsonb_build_object('N', '9'), 'h', jsonb_build_object('S', 'a'), 'r', jsonb_build_object('S', repeat('r', 1025)))));
+SELECT dynindex.api('UpdateItem', jsonb_build_object('TableName', 'Life', 'Key', jsonb_build_object('pk', jsonb_build_object('S', 'e'), 'sk', jsonb_build_object('N', '7')),
+         'UpdateExpression', 'SET r = :r', 'ExpressionAttributeValues', jsonb_build_object(':r', jsonb_build_object('S', repeat('r', 1025)))));
 -- DeleteTable drops everything, queue records included
 SELECT dynindex.api('DeleteTable', '{"TableName":"Life"}') IS NOT NULL;
 SELECT to_regclass(storage) FROM dynindex.indexes WHERE table_name = 'Life';

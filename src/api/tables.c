@@ -1005,7 +1005,19 @@ update_table_create_gsi(DynTable *t, JsonbContainer *r, JsonbValue *create)
 	}
 	defs = merged_definitions(t, r, &ndefs);
 	ik = RqArrayElems(RqGetJv(create, "KeySchema"), &nik);
-	check_keys_defined(ik, nik, defs, ndefs);
+	{
+		/*
+		 * The request itself must define every key attribute of the new
+		 * index, even one the table already defines (DynamoDB does not look
+		 * at the stored definitions for this).
+		 */
+		int			nreq;
+		JsonbValue *req_defs = RqArrayElems(RqGet(r, "AttributeDefinitions"), &nreq);
+
+		if (nreq == 0)
+			DynValidationError("One or more parameter values were invalid: AttributeDefinitions is not specified for index: %s", name);
+		check_keys_defined(ik, nik, req_defs, nreq);
+	}
 	check_gsi_key_schema(ik, nik);
 	check_projection(RqGetJv(create, "Projection"));
 	if (strcmp(t->billing_mode, "PAY_PER_REQUEST") == 0 && RqGetJv(create, "ProvisionedThroughput"))
@@ -1133,6 +1145,8 @@ DynUpdateTable(Jsonb *req)
 				name = RqGetString(RqGet(u, kinds[k])->val.binary.data, "IndexName");
 		if (name == NULL)
 			DynValidationError("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		if ((RqGet(u, "Update") != NULL) + (RqGet(u, "Create") != NULL) + (RqGet(u, "Delete") != NULL) > 1)
+			DynValidationError("One or more parameter values were invalid: Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object");
 		for (j = 0; j < i; j++)
 		{
 			JsonbContainer *o = updates[j].val.binary.data;

@@ -8,9 +8,13 @@
 #include "common/errors.h"
 #include "indexes/indexes.h"
 
+/* Largest value of an index key attribute, in bytes (as a table key's). */
+#define INDEX_HASH_KEY_MAX	2048
+#define INDEX_RANGE_KEY_MAX 1024
+
 /* Check one index key attribute of an item. */
 static void
-check_key_attr(const DynValue *item, const DynKeyAttr *ka, const char *index_name)
+check_key_attr(const DynValue *item, const DynKeyAttr *ka, const char *index_name, bool is_range)
 {
 	DynValue   *v = DynMapGetStr(item, ka->name);
 
@@ -22,6 +26,9 @@ check_key_attr(const DynValue *item, const DynKeyAttr *ka, const char *index_nam
 	if (v->type != DYN_N && v->u.str.len == 0)
 		DynValidationError("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
 						   v->type == DYN_S ? "string" : "binary", index_name, ka->name);
+	if (v->type != DYN_N && v->u.str.len > (is_range ? INDEX_RANGE_KEY_MAX : INDEX_HASH_KEY_MAX))
+		DynValidationError("One or more parameter values were invalid: Size limit exceeded for Index Key %s Actual Size: %d bytes Max Size: %d bytes IndexName: %s",
+						   ka->name, (int) v->u.str.len, is_range ? INDEX_RANGE_KEY_MAX : INDEX_HASH_KEY_MAX, index_name);
 }
 
 /* Check an item against every index's key attributes. */
@@ -36,15 +43,20 @@ DynIndexesCheckItem(DynTable *t, const DynValue *item)
 		DynIndex   *idx = &t->indexes[i];
 
 		for (j = 0; j < idx->nhash; j++)
-			check_key_attr(item, &idx->hash[j], idx->name);
+			check_key_attr(item, &idx->hash[j], idx->name, false);
 		for (j = 0; j < idx->nrange; j++)
-			check_key_attr(item, &idx->range[j], idx->name);
+			check_key_attr(item, &idx->range[j], idx->name, true);
 	}
 }
 
-/* Encode n key attributes of an item; false if one is missing. */
+/*
+ * Encode n key attributes of an item; false if one is missing or cannot be an
+ * index key (wrong type, empty or oversized string or binary).  Writes reject such values
+ * (DynIndexesCheckItem), but items written before the index existed may hold
+ * them: a backfill leaves those out of the index, as DynamoDB does.
+ */
 static bool
-encode_attrs(const DynValue *item, const DynKeyAttr *attrs, int n, bytea **out)
+encode_attrs(const DynValue *item, const DynKeyAttr *attrs, int n, int max_bytes, bytea **out)
 {
 	StringInfoData buf;
 	int			i;
@@ -55,6 +67,8 @@ encode_attrs(const DynValue *item, const DynKeyAttr *attrs, int n, bytea **out)
 		DynValue   *v = DynMapGetStr(item, attrs[i].name);
 
 		if (v == NULL || v->type != attrs[i].type)
+			return false;
+		if (v->type != DYN_N && (v->u.str.len == 0 || v->u.str.len > max_bytes))
 			return false;
 		DynKeyEncode(&buf, v, n > 1);
 	}
@@ -68,8 +82,8 @@ encode_attrs(const DynValue *item, const DynKeyAttr *attrs, int n, bytea **out)
 bool
 DynIndexEntryKey(DynTable *t, DynIndex *idx, const DynValue *item, bytea **ipk, bytea **isk)
 {
-	return encode_attrs(item, idx->hash, idx->nhash, ipk) &&
-		encode_attrs(item, idx->range, idx->nrange, isk);
+	return encode_attrs(item, idx->hash, idx->nhash, INDEX_HASH_KEY_MAX, ipk) &&
+		encode_attrs(item, idx->range, idx->nrange, INDEX_RANGE_KEY_MAX, isk);
 }
 
 /* Is name one of the index's or the table's key attributes? */
