@@ -172,6 +172,16 @@ SELECT lq('kc_sn', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[]}}');
 SELECT lq('kc_sn', '{"p":{"AttributeValueList":[{"S":"a"}]}}');
 -- KeyConditions: {} (DynamoDB: Conditions can be of length 1 or 2 only)
 SELECT lq('kc_sn', '{}');
+-- more than two KeyConditions on a key of one or two attributes
+SELECT lq('kc_sn', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]},"c":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]},"z":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]}}');
+SELECT lq('kc_h', '{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]},"c":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]},"z":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]}}');
+-- ConditionalOperator needs a QueryFilter of two or more conditions (checked before the missing key condition)
+SELECT try_api('Query', '{"TableName":"kc_sn","ConditionalOperator":"AND"}');
+SELECT try_api('Query', '{"TableName":"kc_sn","ConditionalOperator":"OR","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]}}}');
+SELECT try_api('Query', '{"TableName":"kc_sn","ConditionalOperator":"OR","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]}},
+  "QueryFilter":{"x":{"ComparisonOperator":"NULL"}}}');
+SELECT try_api('Query', '{"TableName":"kc_sn","ConditionalOperator":"OR","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]}},
+  "QueryFilter":{"x":{"ComparisonOperator":"NULL"},"y":{"ComparisonOperator":"NULL"}},"Select":"COUNT"}')::jsonb->'Count' AS count;
 -- QueryFilter EQ/NE accept every type (lists, maps, BOOL, NULL too), not just scalars and sets
 SELECT dynindex.api('PutItem', '{"TableName":"kc_h","Item":{"p":{"S":"qf"},"l":{"L":[{"N":"1"},{"S":"x"}]},"m":{"M":{"a":{"BOOL":true}}},"b":{"BOOL":false},"z":{"NULL":true}}}') IS NOT NULL AS put;
 SELECT try_api('Query', '{"TableName":"kc_h","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"qf"}]}},
@@ -216,3 +226,11 @@ SELECT gq('h1 = :h2 AND h2 = :h2');
 SELECT gq('h1 = :h1 AND h2 = :h2 AND r1 = :r1 AND r2 = :r2 AND begins_with(r3, :h2)');
 SELECT kq('kc_gsi', 'p = :p', '{":p":{"S":"a"}}', '{"IndexName":"nope"}');
 SELECT kq('kc_gsi', 'h1 = :p', '{":p":{"S":"a"}}', '{"IndexName":"gs1","ConsistentRead":true}');
+-- legacy KeyConditions take one condition per attribute of a multi-attribute key
+SELECT dynindex.api('PutItem', '{"TableName":"kc_gsi","Item":{"p":{"S":"m1"},"h1":{"S":"x"},"h2":{"N":"1"},"r1":{"S":"a"},"r2":{"N":"2"},"r3":{"S":"c"}}}') IS NOT NULL AS put;
+SELECT dynindex.wait_for_indexes('kc_gsi', '60 seconds');
+SELECT try_api('Query', '{"TableName":"kc_gsi","IndexName":"gs1","KeyConditions":{"h1":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"x"}]},
+  "h2":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]},"r1":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"a"}]},
+  "r2":{"ComparisonOperator":"GE","AttributeValueList":[{"N":"2"}]}}}')::jsonb->'Count' AS count;
+SELECT try_api('Query', '{"TableName":"kc_gsi","IndexName":"gs1","KeyConditions":{"h1":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"x"}]},
+  "h2":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"1"}]},"r2":{"ComparisonOperator":"GE","AttributeValueList":[{"N":"2"}]}}}');

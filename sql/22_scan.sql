@@ -61,6 +61,11 @@ SELECT dynindex.api('Scan', '{"TableName":"sc_t","FilterExpression":"p = :p AND 
 SELECT dynindex.api('Scan', '{"TableName":"sc_t","ScanFilter":{"w":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"w77"}]}}}');
 SELECT dynindex.api('Scan', '{"TableName":"sc_t","ScanFilter":{"w":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"w77"}]},
   "v":{"ComparisonOperator":"EQ","AttributeValueList":[{"N":"8"}]}},"ConditionalOperator":"OR","AttributesToGet":["w"],"Limit":20}');
+-- ConditionalOperator needs a ScanFilter of two or more conditions
+SELECT dynindex.api('Scan', '{"TableName":"sc_t","ConditionalOperator":"AND"}');
+SELECT dynindex.api('Scan', '{"TableName":"sc_t","ConditionalOperator":"AND","AttributesToGet":["w"]}');
+SELECT dynindex.api('Scan', '{"TableName":"sc_t","ConditionalOperator":"AND","ScanFilter":{}}');
+SELECT dynindex.api('Scan', '{"TableName":"sc_t","ConditionalOperator":"OR","ScanFilter":{"w":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"w77"}]}}}');
 SELECT dynindex.api('Scan', '{"TableName":"sc_t","FilterExpression":"w = :w","ProjectionExpression":"w, #v",
   "ExpressionAttributeNames":{"#v":"v"},"ExpressionAttributeValues":{":w":{"S":"w100"}}}');
 SELECT dynindex.api('Scan', '{"TableName":"sc_t","Select":"COUNT","ReturnConsumedCapacity":"TOTAL"}');

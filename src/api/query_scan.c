@@ -117,6 +117,7 @@ typedef struct ReadSpec
 	DynIndex   *idx;			/* NULL: the table itself */
 	DynKeySchema ks;
 	bool		is_query;
+	int			legacy_key_conditions;	/* entries of KeyConditions */
 	bool		forward;
 	bool		consistent;
 	int64		limit;			/* 0: none */
@@ -835,6 +836,8 @@ parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
 
 	DynExprCheckParamMix(exprs, rs->is_query ? 3 : 2, legacy, rs->is_query ? 4 : 3,
 						 names != NULL, values != NULL);
+	/* before the missing-KeyConditions error, as DynamoDB orders them */
+	DynLegacyCheckConditionalOperator(co, lf);
 	if (lf)
 		rs->filter = DynLegacyFilter(legacy_filter, lf, RqGetString(r, "ConditionalOperator"));
 	if (atg)
@@ -856,7 +859,8 @@ parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
 		JsonbValue *kcvals;
 
 		/* DynamoDB: KeyConditions: {} is "Conditions can be of length 1 or 2 only" */
-		if (DynJsonObjectMembers(kc, &kckeys, &kclens, &kcvals) == 0)
+		rs->legacy_key_conditions = DynJsonObjectMembers(kc, &kckeys, &kclens, &kcvals);
+		if (rs->legacy_key_conditions == 0)
 			DynValidationError("Conditions can be of length 1 or 2 only");
 		keycond = DynLegacyKeyConditions(kc);
 	}
@@ -903,6 +907,13 @@ DynQuery(Jsonb *req)
 	DynKeyRange range;
 	JsonbValue *esk = RqGet(r, "ExclusiveStartKey");
 
+	/*
+	 * Legacy KeyConditions name at most two attributes on a key of one or two
+	 * attributes (DynamoDB's message); a multi-attribute GSI key takes one
+	 * condition per key attribute, as KeyConditionExpression does.
+	 */
+	if (rs.legacy_key_conditions > 2 && rs.ks.nhash + rs.ks.nrange <= 2)
+		DynValidationError("Conditions can be of length 1 or 2 only");
 	DynKeyCondAnalyse(keycond, &rs.ks, &kc);
 	DynKeyCondRange(&rs.ks, &kc, &range);
 	rs.nfixed = 1;
