@@ -79,6 +79,9 @@ SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "HASH"}, {"AttributeName": 
                   {"AttributeName": "a4", "KeyType": "RANGE"}, {"AttributeName": "a5", "KeyType": "RANGE"}]');
 SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "HASH"}, {"AttributeName": "a2", "KeyType": "HASH"}, {"AttributeName": "a1", "KeyType": "RANGE"},
                   {"AttributeName": "a4", "KeyType": "RANGE"}, {"AttributeName": "a5", "KeyType": "RANGE"}]');
+SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "HASH"}, {"AttributeName": "a1", "KeyType": "HASH"}]');
+SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "HASH"}, {"AttributeName": "a1", "KeyType": "RANGE"}]');
+SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "RANGE"}, {"AttributeName": "a2", "KeyType": "HASH"}]');
 -- a5 defined but used by no key
 SELECT ct_multi('[{"AttributeName": "a1", "KeyType": "HASH"}, {"AttributeName": "a2", "KeyType": "HASH"}, {"AttributeName": "a3", "KeyType": "RANGE"},
                   {"AttributeName": "a4", "KeyType": "RANGE"}]');

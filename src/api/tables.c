@@ -215,13 +215,22 @@ check_gsi_key_schema(JsonbValue *keys, int n)
 		{
 			char	   *other = RqGetString(keys[j].val.binary.data, "AttributeName");
 
-			if (strcmp(an, other) == 0)
+			if (strcmp(an, other) != 0)
+				continue;
+			/* the classic message for a HASH and a RANGE element of one name */
+			if (n == 2 && !RqStringIs(keys[0].val.binary.data, "KeyType", "RANGE") &&
+				RqStringIs(keys[1].val.binary.data, "KeyType", "RANGE"))
 				DynValidationError("Both the Hash Key and the Range Key element in the KeySchema have the same name");
+			DynValidationError("The KeySchema contains multiple key attributes with the same name");
 		}
 		if (RqStringIs(keys[i].val.binary.data, "KeyType", "HASH"))
 		{
 			if (nrange > 0)
-				DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+			{
+				if (nhash == 0)
+					DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
+				DynValidationError("One or more parameter values were invalid: All HASH key attributes must precede RANGE key attributes in the KeySchema");
+			}
 			nhash++;
 		}
 		else
@@ -229,9 +238,10 @@ check_gsi_key_schema(JsonbValue *keys, int n)
 	}
 	if (nhash == 0)
 		DynValidationError("Invalid KeySchema: The first KeySchemaElement is not a HASH key type");
-	if (nhash > DYN_MAX_KEY_ATTRS || nrange > DYN_MAX_KEY_ATTRS)
-		DynValidationError("1 validation error detected: Value '%s' at 'globalSecondaryIndexes.member.keySchema' failed to satisfy constraint: Member must have at most 4 HASH and 4 RANGE elements",
-						   key_names(keys, n));
+	if (nhash > DYN_MAX_KEY_ATTRS)
+		DynValidationError("One or more parameter values were invalid: The KeySchema exceeds the maximum allowed number of HASH key attributes");
+	if (nrange > DYN_MAX_KEY_ATTRS)
+		DynValidationError("One or more parameter values were invalid: The KeySchema exceeds the maximum allowed number of RANGE key attributes");
 }
 
 /* Check the classic (one HASH, optional RANGE) KeySchema. */
