@@ -6,12 +6,12 @@ import { NodeHttpHandler } from '@smithy/node-http-handler';
 
 // One SDK client per simulated client, each with its own keep-alive agent.
 // maxAttempts 1: no silent retries, every failure is counted.
-export function makeClient(endpoint, { sockets = 1 } = {}) {
+export function makeClient(endpoint, { sockets = 1, credentials = { accessKeyId: 'bench', secretAccessKey: 'bench' } } = {}) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: sockets, maxFreeSockets: sockets });
   return new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'bench', secretAccessKey: 'bench' },
+    credentials,
     maxAttempts: 1,
     requestHandler: new NodeHttpHandler({ httpAgent: agent, connectionTimeout: 5000, requestTimeout: 30000 }),
   });

@@ -11,11 +11,13 @@
 // clients over worker threads so the client can use more than one core.
 //
 //   node bench/gateway-vs-dynalite.mjs --dynindex http://127.0.0.1:8091 --dynalite http://127.0.0.1:8092 \
-//       [--duration 15] [--warmup 3] [--rounds 1] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1] [--client sdk|raw|wrk]
+//       [--duration 15] [--warmup 3] [--rounds 1] [--clients 1,8] [--ops PutItem,GetItem,Query] [--threads 1] [--client sdk|raw|wrk] [--sign ID:SECRET]
 //       [--gateway-pid P] [--dynalite-pid P] [--psql 'host=... port=...'] [--json out.json] [--md out.md]
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import { PutItemCommand, GetItemCommand, QueryCommand, BatchWriteItemCommand } from '@aws-sdk/client-dynamodb';
 import { makeClient, parseArgs, sleep, pct, createTable, procCpu } from './gateway-lib.mjs';
@@ -108,8 +110,10 @@ if (!isMainThread) {
 const opt = parseArgs(process.argv.slice(2), {
   dynindex: 'http://127.0.0.1:8091', dynalite: 'http://127.0.0.1:8092', duration: 15, warmup: 3,
   clients: '1,8', ops: 'PutItem,GetItem,Query', threads: 1, 'gateway-pid': 0, 'dynalite-pid': 0,
-  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1,
+  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1, sign: '',
 });
+if (opt.sign && opt.client !== 'wrk') throw new Error('--sign needs --client wrk');
+const credentials = opt.sign ? { accessKeyId: opt.sign.split(':')[0], secretAccessKey: opt.sign.split(':')[1] } : undefined;
 const targets = [['dynindex', opt.dynindex], ['dynalite', opt.dynalite]].filter(([n]) => !opt.only || opt.only === n);
 const clientCounts = String(opt.clients).split(',').map(Number);
 const ops = opt.ops.split(',');
@@ -117,11 +121,28 @@ const ops = opt.ops.split(',');
 // --client wrk: wrk (a C load generator, one event loop per thread) sends
 // the same requests from bench/wrk-dynamodb.lua, so the client costs the
 // servers little CPU; its latency histogram becomes the latency list.
+// --sign ID:SECRET (a gateway with authentication): wrk cannot sign, so
+// bench/wrk-sign.mjs pre-signs 20,000 requests per endpoint and operation.
+const signedFiles = new Map();
+function signedFile(endpoint, op) {
+  const k = `${endpoint} ${op}`;
+  if (!signedFiles.has(k)) {
+    const [key, secret] = opt.sign.split(':');
+    const out = path.join(os.tmpdir(), `dynindex-wrk-${process.pid}-${signedFiles.size}.bin`);
+    execFileSync('node', [new URL('./wrk-sign.mjs', import.meta.url).pathname, '--endpoint', endpoint,
+      '--key', key, '--secret', secret, '--op', op, '--n', '20000', '--out', out]);
+    signedFiles.set(k, out);
+  }
+  return signedFiles.get(k);
+}
+process.on('exit', () => { for (const f of signedFiles.values()) fs.rmSync(f, { force: true }); });
+
 function runWrk(endpoint, op, clients, seconds) {
   const threads = Math.max(1, Math.min(opt.threads, clients));
   return new Promise((resolve, reject) => {
     const args = [`-t${threads}`, `-c${clients}`, `-d${Math.max(1, Math.round(seconds))}s`, '--timeout', '5s',
-      '-s', new URL('./wrk-dynamodb.lua', import.meta.url).pathname, endpoint, '--', op];
+      '-s', new URL('./wrk-dynamodb.lua', import.meta.url).pathname, endpoint, '--', op,
+      ...(opt.sign ? [signedFile(endpoint, op)] : [])];
     // sh reports wrk's CPU time (its waited-for children's cutime + cstime, in clock ticks)
     const p = spawn('sh', ['-c', 'wrk "$@" && echo "cpu $(cut -d" " -f16,17 /proc/$$/stat)"', 'sh', ...args],
       { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -170,7 +191,7 @@ function sysCpu() { // busy and total jiffies of the whole machine
 }
 
 async function seed(name, endpoint) {
-  const c = makeClient(endpoint, { sockets: 8 });
+  const c = makeClient(endpoint, { sockets: 8, credentials });
   await createTable(c, {
     TableName: T,
     AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }, { AttributeName: 'sk', AttributeType: 'S' }],

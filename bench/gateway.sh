@@ -6,6 +6,10 @@
 #
 #   bench/gateway.sh [vs] [ARGS...]     gateway-vs-dynalite.mjs (PutItem/GetItem/Query, 1 and 8 clients)
 #   bench/gateway.sh load [ARGS...]     gateway-load.mjs (60 s mixed load with abusive clients)
+#   bench/gateway.sh auth [ARGS...]     the gateway with SigV4 authentication (no --dev, an access
+#                                       key for the superuser), wrk with pre-signed requests
+#
+# vs takes --client sdk|raw|wrk (wrk: a C load generator, bench/wrk-dynamodb.lua).
 #
 # Needs `make install` done (the extension and dynindex-gateway in pg_config's
 # directories), node >= 18 with npm.  Ports: BENCH_PGPORT (5489),
@@ -14,7 +18,7 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MODE=vs
-if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ]; }; then MODE="$1"; shift; fi
+if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ] || [ "$1" = auth ]; }; then MODE="$1"; shift; fi
 PGBIN="$(pg_config --bindir)"
 PGPORT_="${BENCH_PGPORT:-5489}"; GWPORT="${BENCH_GW_PORT:-8091}"; DLPORT="${BENCH_DL_PORT:-8092}"
 POOL="${BENCH_POOL:-8}"
@@ -40,8 +44,13 @@ SU="$(as_pg whoami)"
 psql -X -q -h "$WORK" -p "$PGPORT_" -U "$SU" -d postgres -c 'CREATE EXTENSION dynindex'
 CONN="host=$WORK port=$PGPORT_ user=$SU dbname=postgres"
 
-echo "==> dynindex-gateway --dev on 127.0.0.1:$GWPORT (pool $POOL)"
-"$PGBIN/dynindex-gateway" --dev --host 127.0.0.1 --port "$GWPORT" --pool-size "$POOL" --timeout 10 \
+DEV=--dev
+if [ "$MODE" = auth ]; then
+    DEV=""
+    KEY="$(psql -X -q -At -F : -h "$WORK" -p "$PGPORT_" -U "$SU" -d postgres -c "SELECT * FROM dynindex.create_access_key(current_user)")"
+fi
+echo "==> dynindex-gateway ${DEV:-(SigV4)} on 127.0.0.1:$GWPORT (pool $POOL)"
+"$PGBIN/dynindex-gateway" $DEV --host 127.0.0.1 --port "$GWPORT" --pool-size "$POOL" --timeout 10 \
     --dbname "$CONN" >"$WORK/gw.out" 2>"$WORK/gw.err" &
 GWPID=$!; PIDS+=("$GWPID")
 if [ "$MODE" = vs ]; then
@@ -60,6 +69,10 @@ if [ "$MODE" = vs ]; then
     node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --dynalite "http://127.0.0.1:$DLPORT" \
         --gateway-pid "$GWPID" --dynalite-pid "$DLPID" --psql "$CONN" \
         --json "$HERE/results/gateway-vs-dynalite-$STAMP.json" "$@" | tee "$HERE/results/gateway-vs-dynalite-$STAMP.txt"
+elif [ "$MODE" = auth ]; then
+    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --sign "$KEY" \
+        --gateway-pid "$GWPID" --psql "$CONN" \
+        --json "$HERE/results/gateway-auth-$STAMP.json" "$@" | tee "$HERE/results/gateway-auth-$STAMP.txt"
 else
     node "$HERE/gateway-load.mjs" --endpoint "http://127.0.0.1:$GWPORT" --gateway-pid "$GWPID" --gateway-timeout 10 \
         --abuse --json "$HERE/results/gateway-load-$STAMP.json" "$@" | tee "$HERE/results/gateway-load-$STAMP.txt"
