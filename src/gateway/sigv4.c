@@ -42,12 +42,24 @@ to_hex(const unsigned char *d, size_t n, char *out)
  */
 static EVP_MD *sha256_md;
 static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+static pthread_key_t sha256_ctx_key;	/* frees a thread's context when it exits */
 static __thread EVP_MD_CTX *sha256_ctx;
+
+static void
+sha256_ctx_free(void *ctx)
+{
+	EVP_MD_CTX_free(ctx);
+}
 
 static void
 sha256_fetch(void)
 {
 	sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+	if (pthread_key_create(&sha256_ctx_key, sha256_ctx_free) != 0)
+	{
+		EVP_MD_free(sha256_md);
+		sha256_md = NULL;		/* every call takes the fallback path */
+	}
 }
 
 /* Hash the concatenation of two pieces (b may be NULL). */
@@ -57,8 +69,15 @@ sha256_2(const void *a, size_t alen, const void *b, size_t blen, unsigned char o
 	unsigned int outlen = 32;
 
 	pthread_once(&sha256_once, sha256_fetch);
-	if (sha256_ctx == NULL)
+	if (sha256_ctx == NULL && sha256_md != NULL)
+	{
 		sha256_ctx = EVP_MD_CTX_new();
+		if (sha256_ctx && pthread_setspecific(sha256_ctx_key, sha256_ctx) != 0)
+		{
+			EVP_MD_CTX_free(sha256_ctx);
+			sha256_ctx = NULL;
+		}
+	}
 	if (sha256_md == NULL || sha256_ctx == NULL ||
 		!EVP_DigestInit_ex2(sha256_ctx, sha256_md, NULL) ||
 		!EVP_DigestUpdate(sha256_ctx, a, alen) ||
