@@ -6,6 +6,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynCrash;
 use IPC::Run;
 use JSON::PP;
 use Time::HiRes qw(usleep);
@@ -92,48 +95,7 @@ while (1)
 }
 
 # ---- crash: SIGKILL the postmaster and every child, at once ----
-my $pm = (split /\n/, slurp_file($node->data_dir . '/postmaster.pid'))[0];
-my @children;
-opendir(my $proc, '/proc') or die "no /proc: $!";
-for my $p (grep { /^\d+$/ } readdir $proc)
-{
-	open(my $fh, '<', "/proc/$p/stat") or next;
-	my $stat = <$fh>;
-	close $fh;
-	push @children, $p if defined $stat && $stat =~ /^\d+ \(.*\) \S (\d+) / && $1 == $pm;
-}
-closedir $proc;
-note("killing postmaster $pm and " . scalar(@children) . " children with SIGKILL");
-kill 'KILL', $pm, @children;
-$node->{_pid} = undef;    # Cluster.pm must not try to stop it
-
-# Dead, possibly still a zombie (not reaped yet by whoever inherited it).
-sub alive
-{
-	my ($p) = @_;
-	open(my $fh, '<', "/proc/$p/stat") or return 0;
-	my $stat = <$fh> // '';
-	return $stat !~ /^\d+ \(.*\) Z /;
-}
-for (1 .. 600)
-{
-	last unless grep { alive($_) } ($pm, @children);
-	usleep(50_000);
-}
-# A restarting postmaster takes a lock file whose PID still exists (a zombie)
-# for a running server: wait for the reaper, as a restart after a real crash would.
-for (1 .. 600)
-{
-	last unless -e "/proc/$pm";
-	usleep(50_000);
-}
-if (-e "/proc/$pm")
-{
-	note("postmaster $pm is a zombie nobody reaps; removing its lock files");
-	unlink($node->data_dir . '/postmaster.pid');
-	unlink(glob($node->host . '/.s.PGSQL.' . $node->port . '.lock'));
-}
-ok(!(grep { alive($_) } ($pm, @children)), 'postmaster and backends are gone');
+ok(crash_node($node), 'postmaster and backends are gone');
 
 # The writers see the connection die; collect what they saw acknowledged.
 for my $h (@h) { eval { $h->finish; 1 } or diag("writer: $@"); }

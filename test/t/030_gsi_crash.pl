@@ -7,6 +7,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynCrash;
 use IPC::Run;
 use Time::HiRes qw(usleep);
 
@@ -84,26 +87,7 @@ while (1)
 my $queued = $node->safe_psql('postgres', 'SELECT count(*) FROM dynindex.gsi_changes');
 note("queued changes at the crash: $queued");
 
-my $pm = (split /\n/, slurp_file($node->data_dir . '/postmaster.pid'))[0];
-my @children;
-opendir(my $proc, '/proc') or die "no /proc: $!";
-for my $p (grep { /^\d+$/ } readdir $proc)
-{
-	open(my $fh, '<', "/proc/$p/stat") or next;
-	my $stat = <$fh>;
-	close $fh;
-	push @children, $p if defined $stat && $stat =~ /^\d+ \(.*\) \S (\d+) / && $1 == $pm;
-}
-closedir $proc;
-note("killing postmaster $pm and " . scalar(@children) . " children with SIGKILL");
-kill 'KILL', $pm, @children;
-$node->{_pid} = undef;
-for (1 .. 600) { last unless -e "/proc/$pm"; usleep(50_000); }
-if (-e "/proc/$pm")
-{
-	unlink($node->data_dir . '/postmaster.pid');
-	unlink(glob($node->host . '/.s.PGSQL.' . $node->port . '.lock'));
-}
+ok(crash_node($node), 'postmaster and backends are gone');
 for my $h (@h) { eval { $h->finish; 1 }; }
 
 $node->start;

@@ -8,6 +8,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynCrash;
 use Time::HiRes qw(usleep);
 
 my $ITEMS = 50000;
@@ -34,25 +37,7 @@ while ($node->safe_psql('postgres', q{SELECT backfill_pk IS NOT NULL FROM dynind
 	BAIL_OUT('the backfill did not start') if time > $deadline;
 	usleep(20_000);
 }
-my $pm = (split /\n/, slurp_file($node->data_dir . '/postmaster.pid'))[0];
-my @children;
-opendir(my $proc, '/proc') or die "no /proc: $!";
-for my $p (grep { /^\d+$/ } readdir $proc)
-{
-	open(my $fh, '<', "/proc/$p/stat") or next;
-	my $stat = <$fh>;
-	close $fh;
-	push @children, $p if defined $stat && $stat =~ /^\d+ \(.*\) \S (\d+) / && $1 == $pm;
-}
-closedir $proc;
-kill 'KILL', $pm, @children;
-$node->{_pid} = undef;
-for (1 .. 600) { last unless -e "/proc/$pm"; usleep(50_000); }
-if (-e "/proc/$pm")
-{
-	unlink($node->data_dir . '/postmaster.pid');
-	unlink(glob($node->host . '/.s.PGSQL.' . $node->port . '.lock'));
-}
+ok(crash_node($node), 'postmaster and backends are gone');
 
 # recovery without the worker: the backfill state survived the crash
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
