@@ -77,6 +77,10 @@ SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[
 -- one GlobalSecondaryIndexUpdates entry holds one action
 SELECT dynindex.api('UpdateTable', '{"TableName":"Life","AttributeDefinitions":[{"AttributeName":"x","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byX","KeySchema":[{"AttributeName":"x","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}},"Delete":{"IndexName":"byGrp"}}]}');
 SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[{"Update":{"IndexName":"byGrp"},"Delete":{"IndexName":"byGrp"}}]}');
+-- an entry without an action, or null (a null entry was a backend crash, found by test/fuzz/api_fuzz.py)
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[{}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[null]}');
+SELECT dynindex.api('UpdateTable', '{"TableName":"Life","GlobalSecondaryIndexUpdates":[{"Delete":{"IndexName":"byGrp"}},null]}');
 -- a backfill leaves out items whose key attribute is an empty or oversized
 -- string or binary (writes refuse them once the index exists)
 SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Life', 'Item', jsonb_build_object('pk', jsonb_build_object('S', 'e'), 'sk', jsonb_build_object('N', i::text)) || v)))

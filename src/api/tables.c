@@ -1145,11 +1145,15 @@ DynUpdateTable(Jsonb *req)
 	}
 	for (i = 0; i < nupdates; i++)
 	{
-		JsonbContainer *u = updates[i].val.binary.data;
+		JsonbContainer *u;
 		const char *kinds[3] = {"Update", "Create", "Delete"};
 		char	   *name = NULL;
 		int			k;
 
+		/* a null entry is an update with none of the three actions */
+		if (updates[i].type != jbvBinary)
+			DynValidationError("One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null");
+		u = updates[i].val.binary.data;
 		for (k = 0; k < 3 && name == NULL; k++)
 			if (RqGet(u, kinds[k]))
 				name = RqGetString(RqGet(u, kinds[k])->val.binary.data, "IndexName");

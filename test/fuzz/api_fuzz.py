@@ -25,6 +25,7 @@ Failing requests are appended (JSON lines) to --out and can be replayed with
 import argparse
 import base64
 import collections
+import copy
 import json
 import os
 import random
@@ -135,7 +136,7 @@ def table_specs(prefix):
 # generators
 # --------------------------------------------------------------------------------
 
-ATTRS = ["pk", "sk", "a", "b", "c", "lsk", "gh", "gr", "a1", "a2", "r1", "r2", "gn", "list", "map", "s", "n"]
+ATTRS = ["pk", "sk", "a", "b", "c", "lsk", "gh", "gr", "a1", "a2", "r1", "r2", "gn", "lst", "mp", "s", "n"]
 WEIRD_NUMBERS = ["0", "-0", "1", "-1", "1.5", "1e125", "9.9999999999999999999999999999999999999E+125",
                  "1e126", "1e-130", "1e-131", "-1e125", "12345678901234567890123456789012345678",
                  "123456789012345678901234567890123456789", "0.0000000000000000000000000000000000001",
@@ -147,8 +148,9 @@ RAW_EXTREMES = ["1e400", "-1e400", "1e-400", "9223372036854775808", "-9223372036
 
 
 class Gen:
-    def __init__(self, rng, prefix):
+    def __init__(self, rng, prefix, mutate_rate=0.9):
         self.r = rng
+        self.mutate_rate = mutate_rate
         self.P = prefix
         self.specs = table_specs(prefix)
         self.tables = list(self.specs)
@@ -303,7 +305,7 @@ class Gen:
         else:
             p = r.choice(ATTRS + ["status", "size", "AND"] if r.random() < 0.1 else ATTRS)
         while r.random() < 0.25:
-            p += r.choice([".x", "[0]", "[1]", ".a", "[99999999999]", "[-1]"])
+            p += r.choice([".x", "[0]", "[1]", ".a", "[2]", ".b"] * 5 + ["[99999999999]", "[-1]"])
         return p
 
     def value(self, vals):
@@ -313,12 +315,12 @@ class Gen:
             vals[ph] = self.av() if r.random() < 0.95 else self.bad_av()
         return ph
 
-    def operand(self, names, vals):
+    def operand(self, names, vals, update=False):
         r = self.r
         c = r.random()
         if c < 0.45:
             return self.path(names)
-        if c < 0.9:
+        if c < 0.9 or update:
             return self.value(vals)
         return "size(%s)" % self.path(names)
 
@@ -348,25 +350,38 @@ class Gen:
     def update(self, names, vals):
         r = self.r
         clauses = []
+        free = [a for a in ATTRS if a not in ("pk", "sk")]
+        r.shuffle(free)
+
+        def target():   # distinct top-level attributes: paths that do not overlap
+            if r.random() < 0.1 or not free:
+                return self.path(names)
+            p = free.pop()
+            while r.random() < 0.2:
+                p += r.choice([".x", "[0]", ".a"])
+            return p
         for kw in r.sample(["SET", "REMOVE", "ADD", "DELETE"], r.randrange(1, 5)):
             acts = []
             for _ in range(r.randrange(1, 4)):
                 if kw == "SET":
+                    o = lambda: self.operand(names, vals, True)
                     rhs = r.choice([
-                        lambda: self.operand(names, vals),
-                        lambda: "%s %s %s" % (self.operand(names, vals), r.choice("+-"), self.operand(names, vals)),
-                        lambda: "list_append(%s, %s)" % (self.operand(names, vals), self.operand(names, vals)),
-                        lambda: "if_not_exists(%s, %s)" % (self.path(names), self.operand(names, vals))])()
-                    acts.append("%s = %s" % (self.path(names), rhs))
+                        lambda: o(),
+                        lambda: "%s %s %s" % (o(), r.choice("+-"), o()),
+                        lambda: "list_append(%s, %s)" % (o(), o()),
+                        lambda: "if_not_exists(%s, %s)" % (self.path(names), o())])()
+                    acts.append("%s = %s" % (target(), rhs))
                 elif kw == "REMOVE":
-                    acts.append(self.path(names))
+                    acts.append(target())
                 else:
-                    acts.append("%s %s" % (self.path(names), self.value(vals)))
+                    acts.append("%s %s" % (target(), self.value(vals)))
             clauses.append(kw + " " + ", ".join(acts))
         return " ".join(clauses)
 
     def projection(self, names):
-        return ", ".join(self.path(names) for _ in range(self.r.randrange(1, 5)))
+        if self.r.random() < 0.2:
+            return ", ".join(self.path(names) for _ in range(self.r.randrange(1, 5)))
+        return ", ".join(self.r.sample([a for a in ATTRS], self.r.randrange(1, 5)))
 
     def key_condition(self, t, index, names, vals):
         """A (mostly) valid key condition for the table or index."""
@@ -448,7 +463,7 @@ class Gen:
     def opt(self, req):
         r = self.r
         if r.random() < 0.2:
-            req["ReturnConsumedCapacity"] = r.choice(["INDEXES", "TOTAL", "NONE", "indexes", "", "ALL"])
+            req["ReturnConsumedCapacity"] = r.choice(["INDEXES", "TOTAL", "NONE"] * 5 + ["indexes", "", "ALL"])
         return req
 
     def gsi_def(self, name=None):
@@ -479,7 +494,7 @@ class Gen:
                 req["KeySchema"].append({"AttributeName": "sk", "KeyType": "RANGE"})
                 if r.random() < 0.4:
                     req["AttributeDefinitions"].append({"AttributeName": "l1", "AttributeType": "S"})
-                    req["LocalSecondaryIndexes"] = [{"IndexName": "l1", "KeySchema": [
+                    req["LocalSecondaryIndexes"] = [{"IndexName": "lsi1", "KeySchema": [
                         {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "l1", "KeyType": "RANGE"}],
                         "Projection": {"ProjectionType": r.choice(["ALL", "KEYS_ONLY"])}}]
             if r.random() < 0.5:
@@ -655,7 +670,7 @@ class Gen:
                     list(e.values())[0]["ReturnValuesOnConditionCheckFailure"] = r.choice(["ALL_OLD", "NONE"])
                 items.append(e)
             if items and r.random() < 0.1:
-                items.append(json.loads(json.dumps(r.choice(items))))
+                items.append(copy.deepcopy(r.choice(items)))
             req = {"TransactItems": items}
             if r.random() < 0.1:
                 req["ClientRequestToken"] = r.choice(["tok1", "tok2", "", "x" * 37])
@@ -672,7 +687,7 @@ class Gen:
                     self.exprs(e["Get"], ["projection"])
                 items.append(e)
             if items and r.random() < 0.1:
-                items.append(json.loads(json.dumps(r.choice(items))))
+                items.append(copy.deepcopy(r.choice(items)))
             return self.opt({"TransactItems": items})
         raise ValueError(op)
 
@@ -703,7 +718,20 @@ class Gen:
             parent[last] = v
             return req
 
-        c = r.randrange(16)
+        c = r.randrange(18)
+        if c >= 16:                                # null entries in lists and maps
+            conts = [n for _, n in allnodes if isinstance(n, (list, dict))]
+            if not conts:
+                return None
+            cont = r.choice(conts)
+            if isinstance(cont, list):
+                if cont and r.random() < 0.5:
+                    cont[r.randrange(len(cont))] = None
+                else:
+                    cont.insert(r.randrange(len(cont) + 1), None)
+            elif cont:
+                cont[r.choice(list(cont))] = None
+            return req
         if not isinstance(req, dict) and c in (9, 10, 11, 13, 14):
             c = 2
         if c == 0 and parent is not None:          # drop member / element
@@ -740,7 +768,7 @@ class Gen:
             return setv(s)
         if c == 7 and isinstance(node, list) and node:   # duplicate / multiply entries
             k = r.choice([1, 2, 24, 25, 26, 100, 101])
-            node.extend(json.loads(json.dumps(r.choice(node))) for _ in range(k))
+            node.extend(copy.deepcopy(r.choice(node)) for _ in range(k))
             return req
         if c == 8 and isinstance(node, (int, float)) and not isinstance(node, bool):
             return setv(r.choice([0, -1, 1, 2 ** 31, 2 ** 31 - 1, 2 ** 63, -(2 ** 63), 1.5, "1", Raw("1e400"),
@@ -802,14 +830,14 @@ class Gen:
     def request(self):
         """(op, request) for one fuzz iteration."""
         r = self.r
-        op = r.choice(OPS) if r.random() < 0.1 else r.choice(
+        op = r.choice(OPS) if r.random() < 0.25 else r.choice(
             ["PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem", "BatchWriteItem", "Query", "Query",
              "Scan", "TransactWriteItems", "TransactGetItems"])
         req = self.seed(op)
         send_op = op
         if r.random() < 0.03:
             send_op = r.choice(OPS + ["Bogus", "", "query"])
-        n = r.choice([0, 1, 1, 1, 2, 2, 3, 5]) if r.random() < 0.9 else 0
+        n = r.choice([0, 1, 1, 1, 2, 2, 3, 5]) if r.random() < self.mutate_rate else 0
         for _ in range(n):
             req = self.mutate(req)
         return send_op, req
@@ -825,6 +853,7 @@ class Runner:
         self.conn = None
         self.stats = collections.defaultdict(collections.Counter)
         self.bugs = collections.Counter()
+        self.messages = collections.defaultdict(collections.Counter)
         self.out = open(args.out, "a") if args.out else None
         self.logpos = None
 
@@ -897,8 +926,8 @@ class Runner:
                         for a in idx:
                             item[a[0]] = gen.key_value(a[1])
                     item["a"] = {"S": "v%d" % i}
-                    item["list"] = {"L": [{"N": "1"}, {"S": "x"}]}
-                    item["map"] = {"M": {"x": {"N": "1"}}}
+                    item["lst"] = {"L": [{"N": "1"}, {"S": "x"}]}
+                    item["mp"] = {"M": {"x": {"N": "1"}}}
                     try:
                         self.ensure("SELECT dynindex.api('PutItem', %s::jsonb)",
                                     (json.dumps({"TableName": name, "Item": item}),))
@@ -954,12 +983,14 @@ class Runner:
         self.stats[op][kind] += 1
         if kind == "YD":
             self.stats[op][code] += 1
+            if self.args.top:
+                self.messages[op][re.sub(r"\d+", "N", msg)[:140]] += 1
         return kind
 
     def fuzz(self):
         args = self.args
         rng = random.Random(args.seed)
-        gen = Gen(rng, args.prefix)
+        gen = Gen(rng, args.prefix, args.mutate_rate)
         self.connect()
         self.server_log_tail()
         self.setup_tables(gen)
@@ -1021,6 +1052,10 @@ class Runner:
                 tot[k] += s[k]
         print("%-20s %8d %8d %8d %6d %6d %6d" % ("total", sum(tot.values()), tot["OK"], tot["YD"], tot["BUG"],
                                                tot["CRASH"], tot["LOST"]))
+        for op in sorted(self.messages):
+            print("most frequent errors of %s:" % op)
+            for m, c in self.messages[op].most_common(self.args.top):
+                print("  %6d %s" % (c, m))
         if self.bugs:
             print("distinct problems: %d%s" % (len(self.bugs), " (requests in %s)" % self.args.out if self.args.out else ""))
             for (kind, code, msg, op), c in sorted(self.bugs.items(), key=lambda x: -x[1]):
@@ -1044,6 +1079,8 @@ def main():
     ap.add_argument("--replay", help="replay the requests of a failures file")
     ap.add_argument("--progress", type=int, default=0, help="print a line every N requests")
     ap.add_argument("--populate", action="store_true", help="refill rebuilt tables")
+    ap.add_argument("--mutate-rate", type=float, default=0.9, help="share of requests that are mutated")
+    ap.add_argument("--top", type=int, default=0, help="print the N most frequent DynamoDB errors per operation")
     ap.add_argument("--lenient", action="store_true", help="do not flag YD messages that look internal")
     args = ap.parse_args()
     if not args.count and not args.duration and not args.replay:
