@@ -477,6 +477,9 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 	switch (db.status)
 	{
 		case DB_OK:
+			/* DynamoDB answers these two with an empty body, not "{}". */
+			if (strcmp(op, "TagResource") == 0 || strcmp(op, "UntagResource") == 0)
+				db.json_len = 0;
 			ret = respond(c, 200, db.json, db.json_len, resp_ctype, reqid);
 			db.json = NULL;
 			status = 200;
