@@ -40,6 +40,14 @@ CREATE TABLE dynindex.indexes (
 );
 COMMENT ON TABLE dynindex.indexes IS 'One row per secondary index (internal catalog).';
 
+CREATE TABLE dynindex.tags (
+    table_name   text NOT NULL REFERENCES dynindex.tables ON DELETE CASCADE,
+    tag_key      text NOT NULL,
+    tag_value    text NOT NULL,
+    PRIMARY KEY (table_name, tag_key)
+);
+COMMENT ON TABLE dynindex.tags IS 'Tags of tables (TagResource, CreateTable Tags); removed with the table (internal catalog).';
+
 CREATE FUNCTION dynindex._storage_guard()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'dynindex_storage_guard'

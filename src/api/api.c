@@ -27,14 +27,18 @@ static const OperationEntry operations[] = {
 	{"CreateTable", DynCreateTable},
 	{"DeleteItem", DynDeleteItem},
 	{"DeleteTable", DynDeleteTable},
+	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeTable", DynDescribeTable},
 	{"GetItem", DynGetItem},
+	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
 	{"PutItem", DynPutItem},
 	{"Query", DynQuery},	/* src/api/query_scan.c */
 	{"Scan", DynScan},		/* src/api/query_scan.c */
+	{"TagResource", DynTagResource},	/* tags.c */
 	{"TransactGetItems", DynTransactGetItems},
 	{"TransactWriteItems", DynTransactWriteItems},
+	{"UntagResource", DynUntagResource},	/* tags.c */
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
 	{NULL, NULL}

@@ -33,6 +33,15 @@ extern Jsonb *DynBatchWriteItem(Jsonb *req);
 extern Jsonb *DynQuery(Jsonb *req);
 extern Jsonb *DynScan(Jsonb *req);
 
+/* tags.c */
+extern Jsonb *DynTagResource(Jsonb *req);
+extern Jsonb *DynUntagResource(Jsonb *req);
+extern Jsonb *DynListTagsOfResource(Jsonb *req);
+extern Jsonb *DynDescribeLimits(Jsonb *req);
+/* CreateTable's Tags: checked before anything is created, stored after the table row */
+extern void DynCheckCreateTableTags(JsonbValue *tags);
+extern void DynStoreCreateTableTags(const char *table, JsonbValue *tags);
+
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);

@@ -96,9 +96,10 @@ static const RqField sse_fields[] = {
 	{.name = "KMSMasterKeyId",.type = RQ_STRING},
 	{0}
 };
+/* no constraints: bad tags get DynamoDB's own messages (src/api/tags.c) */
 static const RqField tag_fields[] = {
-	{.name = "Key",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 128},
-	{.name = "Value",.type = RQ_STRING,.notnull = true,.maxlen = 256},
+	{.name = "Key",.type = RQ_STRING},
+	{.name = "Value",.type = RQ_STRING},
 	{0}
 };
 static const RqField tag_elem = {.type = RQ_STRUCT,.structname = "Tag",.fields = tag_fields};
@@ -673,7 +674,7 @@ Jsonb *
 DynCreateTable(Jsonb *req)
 {
 	static const char *const option_names[] = {
-		"StreamSpecification", "SSESpecification", "Tags", "TableClass",
+		"StreamSpecification", "SSESpecification", "TableClass",
 		"DeletionProtectionEnabled", "ResourcePolicy", "OnDemandThroughput", "WarmThroughput", NULL
 	};
 	JsonbContainer *r = &req->root;
@@ -692,6 +693,7 @@ DynCreateTable(Jsonb *req)
 
 	RqValidate(req, create_table_fields);
 	check_create_table(req);
+	DynCheckCreateTableTags(RqGet(r, "Tags"));
 	name = RqGetString(r, "TableName");
 
 	/* serialize CreateTable of one name; a committed twin is then visible */
@@ -730,6 +732,7 @@ DynCreateTable(Jsonb *req)
 							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
 							  9, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record table");
+	DynStoreCreateTableTags(name, RqGet(r, "Tags"));
 
 	DynStorageCreateTable(psprintf("%s.t%lld", DYN_DATA_SCHEMA, (long long) num), dynindex_table_partitions);
 	elems = RqArrayElems(RqGet(r, "LocalSecondaryIndexes"), &n);
