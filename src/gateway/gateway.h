@@ -163,7 +163,7 @@ typedef struct DbResult
 	char		sqlstate[6];
 	char	   *message;
 	char	   *detail;
-	char	   *table;			/* TableName of the request, on 42501 */
+	char	   *table;			/* TableName (or ResourceArn) of the request, on 42501 */
 } DbResult;
 
 extern bool pool_init(void);

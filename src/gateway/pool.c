@@ -257,7 +257,7 @@ take_error(PGconn *c, PGresult *res, const char *body, bool with_role, DbResult 
 	if (strcmp(r->sqlstate, "42501") == 0)
 	{
 		const char *params[1] = {body};
-		PGresult   *t = PQexecParams(c, "SELECT $1::jsonb ->> 'TableName'", 1, NULL,
+		PGresult   *t = PQexecParams(c, "SELECT coalesce($1::jsonb ->> 'TableName', $1::jsonb ->> 'ResourceArn')", 1, NULL,
 									 params, NULL, NULL, 0);
 
 		if (t && PQresultStatus(t) == PGRES_TUPLES_OK && PQntuples(t) == 1 &&

@@ -154,6 +154,12 @@ test_error_mapping(void)
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"x\"}");
 	expect_error("42501", "permission denied for table thread", NULL, 400,
 				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
+	/* the tagging operations name their table by ARN: it is the resource */
+	gw_error_from_pg(&e, "42501", "permission denied for table tags", NULL, "TagResource",
+					 "arn:aws:dynamodb:us-east-1:000000000000:table/Thread", "app_rw", "eu-west-1");
+	CHECK(strcmp(e.body, "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:TagResource on resource: arn:aws:dynamodb:us-east-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:TagResource action\"}") == 0,
+		  "TagResource AccessDenied: %s", e.body);
+	free(e.body);
 	expect_error("22012", "division by zero", NULL, 500,
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\",\"message\":\"Internal server error\"}");
 	expect_error(NULL, NULL, NULL, 500,

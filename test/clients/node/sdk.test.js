@@ -8,9 +8,10 @@ import {
   GetItemCommand, DeleteItemCommand, BatchWriteItemCommand, BatchGetItemCommand,
   UpdateItemCommand, QueryCommand, ScanCommand, DeleteTableCommand,
   ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
+  TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
-import { client, uniq, waitActive, dropTable, rejectsWith } from './helpers.js';
+import { client, uniq, waitActive, dropTable, rejectsWith, endpoint } from './helpers.js';
 
 const ddb = client();
 const T = uniq('sdk');
@@ -151,4 +152,26 @@ test('DeleteTable', async () => {
   await waitActive(ddb, T2);
   await ddb.send(new DeleteTableCommand({ TableName: T2 }));
   await rejectsWith(() => ddb.send(new DescribeTableCommand({ TableName: T2 })), 'ResourceNotFoundException');
+});
+
+test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies on the wire', async () => {
+  const { Table } = await ddb.send(new DescribeTableCommand({ TableName: T }));
+  const arn = Table.TableArn;
+  await ddb.send(new TagResourceCommand({ ResourceArn: arn, Tags: [{ Key: 'team', Value: 'a' }, { Key: 'env', Value: 'dev' }] }));
+  let r = await ddb.send(new ListTagsOfResourceCommand({ ResourceArn: arn }));
+  assert.deepEqual(r.Tags.map((t) => `${t.Key}=${t.Value}`).sort(), ['env=dev', 'team=a']);
+  await ddb.send(new UntagResourceCommand({ ResourceArn: arn, TagKeys: ['env'] }));
+  r = await ddb.send(new ListTagsOfResourceCommand({ ResourceArn: arn }));
+  assert.deepEqual(r.Tags, [{ Key: 'team', Value: 'a' }]);
+  // DynamoDB answers TagResource/UntagResource with HTTP 200 and no body at all
+  for (const [op, body] of [['TagResource', { ResourceArn: arn, Tags: [{ Key: 'k', Value: 'v' }] }], ['UntagResource', { ResourceArn: arn, TagKeys: ['k'] }]]) {
+    const res = await fetch(endpoint + '/', {
+      method: 'POST', body: JSON.stringify(body),
+      headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `DynamoDB_20120810.${op}` },
+    });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), '');
+  }
+  await rejectsWith(() => ddb.send(new TagResourceCommand({ ResourceArn: arn.replace(T, `${T}_nope`), Tags: [{ Key: 'k', Value: 'v' }] })),
+    'ResourceNotFoundException');
 });
