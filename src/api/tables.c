@@ -768,6 +768,31 @@ table_or_not_found(const char *name)
 	return t;
 }
 
+/*
+ * The table a DeleteTable or UpdateTable changes: its catalog row is locked
+ * first, before any of its storage relations, so that two such requests on one
+ * table wait for each other instead of deadlocking over the storage locks (or
+ * failing on a relation the other one dropped).
+ */
+static DynTable *
+table_for_change(const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	DynTable   *t;
+
+	if (name == NULL)			/* RqValidate requires TableName */
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found");
+	args[0] = CStringGetTextDatum(name);
+	if (SPI_execute_with_args("SELECT 1 FROM dynindex.tables WHERE table_name = $1 FOR UPDATE",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock table \"%s\"", name);
+	t = SPI_processed == 0 ? NULL : DynCatalogGetTableForChange(name);
+	if (t == NULL)
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+	return t;
+}
+
 /* DescribeTable */
 Jsonb *
 DynDescribeTable(Jsonb *req)
@@ -787,7 +812,7 @@ DynDeleteTable(Jsonb *req)
 	int			i;
 
 	RqValidate(req, table_name_only_fields);
-	t = table_or_not_found(RqGetString(&req->root, "TableName"));
+	t = table_for_change(RqGetString(&req->root, "TableName"));
 	if (RqGetBool(&t->options->root, "DeletionProtectionEnabled", false))
 		DynValidationError("Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
 	desc = describe(t, "DELETING", true);
@@ -1177,7 +1202,7 @@ DynUpdateTable(Jsonb *req)
 			online++;
 	}
 
-	t = table_or_not_found(RqGetString(r, "TableName"));
+	t = table_for_change(RqGetString(r, "TableName"));
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");

@@ -11,6 +11,9 @@
 #include "postgres.h"
 
 #include "catalog/namespace.h"
+#include "nodes/makefuncs.h"
+#include "storage/lmgr.h"
+#include "utils/regproc.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -30,6 +33,8 @@ typedef struct CacheEntry
 } CacheEntry;
 
 static HTAB *table_cache = NULL;
+/* entries replaced during a request (their storage was dropped): freed with the cache */
+static List *retired = NIL;
 static bool cache_stale = false;
 static Oid	catalog_relid = InvalidOid;
 
@@ -48,30 +53,40 @@ DynCatalogInit(void)
 	CacheRegisterRelcacheCallback(catalog_inval_callback, (Datum) 0);
 }
 
+/* Free one table entry and its plans. */
+static void
+free_table(DynTable *t)
+{
+	int			i;
+	int			j;
+
+	for (i = 0; i < (int) lengthof(t->plans); i++)
+		if (t->plans[i])
+			SPI_freeplan(t->plans[i]);
+	for (j = 0; j < t->nindexes; j++)
+		for (i = 0; i < (int) lengthof(t->indexes[j].plans); i++)
+			if (t->indexes[j].plans[i])
+				SPI_freeplan(t->indexes[j].plans[i]);
+	MemoryContextDelete(t->cxt);
+}
+
 /* Free every cached entry. */
 static void
 reset_cache(void)
 {
 	HASH_SEQ_STATUS seq;
 	CacheEntry *e;
+	ListCell   *lc;
 
+	foreach(lc, retired)
+		free_table((DynTable *) lfirst(lc));
+	list_free(retired);
+	retired = NIL;
 	if (table_cache == NULL)
 		return;
 	hash_seq_init(&seq, table_cache);
 	while ((e = hash_seq_search(&seq)) != NULL)
-	{
-		int			i;
-		int			j;
-
-		for (i = 0; i < (int) lengthof(e->table->plans); i++)
-			if (e->table->plans[i])
-				SPI_freeplan(e->table->plans[i]);
-		for (j = 0; j < e->table->nindexes; j++)
-			for (i = 0; i < (int) lengthof(e->table->indexes[j].plans); i++)
-				if (e->table->indexes[j].plans[i])
-					SPI_freeplan(e->table->indexes[j].plans[i]);
-		MemoryContextDelete(e->table->cxt);
-	}
+		free_table(e->table);
 	hash_destroy(table_cache);
 	table_cache = NULL;
 	catalog_relid = InvalidOid;
@@ -297,9 +312,37 @@ load_table(const char *name)
 	return t;
 }
 
+/*
+ * Lock a storage relation (AccessShareLock, until the end of the transaction);
+ * false if it no longer exists.
+ */
+static bool
+lock_storage(const char *qualified)
+{
+	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(qualified));
+
+	return OidIsValid(RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL));
+}
+
+/*
+ * Lock a table's storage relations in the order DeleteTable drops them (the
+ * indexes, then the table), so that a request and a concurrent DeleteTable or
+ * UpdateTable serialize instead of deadlocking; false if one was dropped.
+ */
+static bool
+lock_table(DynTable *t)
+{
+	int			i;
+
+	for (i = 0; i < t->nindexes; i++)
+		if (!lock_storage(t->indexes[i].storage))
+			return false;
+	return lock_storage(t->storage);
+}
+
 /* Find a table by name (cached); NULL if it does not exist. */
-DynTable *
-DynCatalogGetTable(const char *name)
+static DynTable *
+catalog_lookup(const char *name)
 {
 	CacheEntry *e;
 	bool		found;
@@ -328,4 +371,58 @@ DynCatalogGetTable(const char *name)
 	e = hash_search(table_cache, name, HASH_ENTER, &found);
 	e->table = t;
 	return t;
+}
+
+/*
+ * Find a table by name and lock its storage relations for the rest of the
+ * transaction; NULL if it does not exist.  A DeleteTable or UpdateTable that
+ * committed between the catalog read and the lock dropped relations the entry
+ * names: the table is then read again (it may be gone, or have other indexes),
+ * and a table still without its relations is reported missing.  The replaced
+ * entry stays valid until the next request (callers may hold it).
+ */
+/* Take a table's entry out of the cache, keeping it valid until the next request. */
+static void
+retire_entry(const char *name)
+{
+	CacheEntry *e;
+	MemoryContext old;
+
+	if (table_cache == NULL || strlen(name) >= TABLE_NAME_KEYSIZE)
+		return;
+	e = hash_search(table_cache, name, HASH_FIND, NULL);
+	if (e == NULL)
+		return;
+	old = MemoryContextSwitchTo(CacheMemoryContext);
+	retired = lappend(retired, e->table);
+	MemoryContextSwitchTo(old);
+	hash_search(table_cache, name, HASH_REMOVE, NULL);
+}
+
+DynTable *
+DynCatalogGetTable(const char *name)
+{
+	DynTable   *t = catalog_lookup(name);
+
+	if (t == NULL || lock_table(t))
+		return t;
+	retire_entry(name);
+	t = catalog_lookup(name);
+	if (t == NULL || lock_table(t))
+		return t;
+	return NULL;
+}
+
+/*
+ * DynCatalogGetTable for DeleteTable and UpdateTable, called once they hold
+ * the table's catalog row lock: a catalog change committed while they waited
+ * for it is read first (the entry of the table is loaded again).
+ */
+DynTable *
+DynCatalogGetTableForChange(const char *name)
+{
+	AcceptInvalidationMessages();
+	if (cache_stale)
+		retire_entry(name);
+	return DynCatalogGetTable(name);
 }

@@ -70,8 +70,13 @@ typedef struct DynTable
 	SPIPlanPtr	plans[16];
 } DynTable;
 
-/* Find a table; NULL if missing. Requires SPI to be connected. */
+/*
+ * Find a table; NULL if missing. Requires SPI to be connected.  Locks the
+ * table's storage relations (AccessShareLock) until the end of the transaction.
+ */
 extern DynTable *DynCatalogGetTable(const char *name);
+/* The same for DeleteTable/UpdateTable, once they hold the catalog row lock. */
+extern DynTable *DynCatalogGetTableForChange(const char *name);
 /* Mark the catalog changed (sends an invalidation at commit). */
 extern void DynCatalogChanged(void);
 /* Drop stale cache entries; call at the start of each request. */

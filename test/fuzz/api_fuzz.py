@@ -53,6 +53,8 @@ ERROR_TYPES = {
     "YD013": "AccessDeniedException", "YD014": "IdempotentParameterMismatchException",
     "YD015": "TransactionInProgressException",
 }
+# SQL errors the helper functions document (docs/converters.md), not DynamoDB errors
+DOCUMENTED_SQL_ERRORS = {("from_plain", "22023")}
 SUSPECT = re.compile(r"internal error|unexpected|cache lookup failed|unrecognized|"
                      r"invalid memory alloc|out of memory|assert|could not|"
                      r"null value|unknown node|not supported for type|bogus", re.I)
@@ -151,6 +153,9 @@ class Gen:
     def __init__(self, rng, prefix, mutate_rate=0.9):
         self.r = rng
         self.mutate_rate = mutate_rate
+        self.helper_rate = 0.04
+        self.pool_keys = []
+        self.fr = random.Random(1)
         self.P = prefix
         self.specs = table_specs(prefix)
         self.tables = list(self.specs)
@@ -245,7 +250,28 @@ class Gen:
             return r.choice(["", "ab", "no_such_table", "x" * 256, "bad name!", self.P + "tmp1", 5])
         return r.choice(self.tables)
 
+    def feed(self, resp):
+        """Remember keys and items of a response (--feedback): later requests reuse them anywhere."""
+        if not isinstance(resp, dict):
+            return
+        found = []
+        for k in ("LastEvaluatedKey", "Item", "Attributes"):
+            if isinstance(resp.get(k), dict):
+                found.append(resp[k])
+        for it in (resp.get("Items") or [])[:3]:
+            found.append(it)
+        for v in (resp.get("Responses") or {}).values() if isinstance(resp.get("Responses"), dict) else []:
+            found.extend(v[:2])
+        for f in found:
+            if isinstance(f, dict) and f:
+                if len(self.pool_keys) >= 300:
+                    self.pool_keys[self.fr.randrange(300)] = f
+                else:
+                    self.pool_keys.append(f)
+
     def key_for(self, t, valid=True):
+        if self.pool_keys and self.r.random() < 0.1:
+            return copy.deepcopy(self.r.choice(self.pool_keys))
         spec = self.specs.get(t)
         if spec is None:
             return {"pk": self.av(typ="S")}
@@ -282,6 +308,8 @@ class Gen:
 
     def item_for(self, t):
         r = self.r
+        if self.pool_keys and r.random() < 0.1:
+            return copy.deepcopy(r.choice(self.pool_keys))
         item = self.key_for(t, valid=r.random() > 0.05)
         spec = self.specs.get(t)
         if spec:
@@ -646,6 +674,8 @@ class Gen:
                     for a in spec[2][idx]:
                         k[a[0]] = self.key_value(a[1])
                 req["ExclusiveStartKey"] = k
+                if self.pool_keys and r.random() < 0.5:
+                    req["ExclusiveStartKey"] = copy.deepcopy(r.choice(self.pool_keys))
             return self.opt(req)
         if op == "TransactWriteItems":
             items = []
@@ -827,9 +857,57 @@ class Gen:
                 "é", "\t", "1", "a.b.c.d"]
         return " ".join(r.choice(toks) for _ in range(r.randrange(1, 20)))
 
-    def request(self):
-        """(op, request) for one fuzz iteration."""
+    HELPERS = {
+        "eval_condition": "SELECT dynindex.eval_condition(%s, %s::jsonb, %s::jsonb, %s::jsonb)::text",
+        "apply_update": "SELECT dynindex.apply_update(%s, %s::jsonb, %s::jsonb, %s::jsonb)::text",
+        "project": "SELECT dynindex.project(%s, %s::jsonb, %s::jsonb)::text",
+        "to_plain": "SELECT dynindex.to_plain(%s::jsonb)::text",
+        "from_plain": "SELECT dynindex.from_plain(%s::jsonb, %s)::text",
+        "encode_key": "SELECT dynindex.encode_key(%s::jsonb, %s)::text",
+        "key_segment": "SELECT dynindex.key_segment(decode(%s, 'hex'), %s)::text",
+    }
+
+    def helper(self):
+        """(name, args) of a call of one of the SQL helper functions (not dynindex.api)."""
         r = self.r
+        name = r.choice(sorted(self.HELPERS))
+        maybe = lambda v: None if r.random() < 0.1 or v == {} else dumps(v)
+        item = lambda: r.choice([{a: self.av() for a in r.sample(ATTRS, r.randrange(0, 5))},
+                                 self.item_for(self.table()), self.other_json(), {"a": self.bad_av()}])
+        names, vals = {}, {}
+        if name in ("eval_condition", "apply_update"):
+            ex = self.condition(names, vals) if name == "eval_condition" else self.update(names, vals)
+            if r.random() < 0.3:
+                ex = r.choice([self.token_soup(), "", ex * 3, ex[:r.randrange(len(ex) + 1)]])
+            it = item()
+            if r.random() < 0.5 and isinstance(it, dict):
+                it = self.mutate(it)
+            args = [ex, maybe(it), maybe(names if r.random() < 0.9 else self.other_json()),
+                    maybe(vals if r.random() < 0.9 else self.other_json())]
+        elif name == "project":
+            args = [self.projection(names) if r.random() < 0.8 else self.token_soup(), maybe(item()),
+                    maybe(names if r.random() < 0.9 else self.other_json())]
+        elif name == "to_plain":
+            it = item()
+            args = [dumps(self.mutate(it) if r.random() < 0.5 else it)]
+        elif name == "from_plain":
+            args = [dumps(r.choice([self.other_json(), {"a": [1, "x", None, {"b": 1.5}]}, {"s": ["a", "a"]},
+                                    {"n": Raw(r.choice(RAW_EXTREMES))}, self.deep(r.choice([10, 40, 100]))])),
+                    r.random() < 0.5]
+        elif name == "encode_key":
+            args = [dumps(r.choice([self.av(), self.bad_av(), self.key_value(r.choice("SNB")), self.other_json()])),
+                    r.random() < 0.5]
+        else:
+            args = [bytes(r.randrange(256) for _ in range(r.choice([0, 1, 4, 16, 300]))).hex(),
+                    r.choice([1, 2, 4, 1000000, 0, -1, 2 ** 31 - 1, -2 ** 31])]
+        return name, args
+
+    def request(self):
+        """(op, request) for one fuzz iteration; op "fn:<name>" calls a SQL helper with the args list."""
+        r = self.r
+        if r.random() < self.helper_rate:
+            name, args = self.helper()
+            return "fn:" + name, args
         op = r.choice(OPS) if r.random() < 0.25 else r.choice(
             ["PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem", "BatchWriteItem", "Query", "Query",
              "Scan", "TransactWriteItems", "TransactGetItems"])
@@ -856,6 +934,8 @@ class Runner:
         self.messages = collections.defaultdict(collections.Counter)
         self.out = open(args.out, "a") if args.out else None
         self.logpos = None
+        self.feed = None
+        self.mem_base = self.mem_pid = self.mem_max = None
 
     def connect(self, wait=60):
         deadline = time.time() + wait
@@ -875,6 +955,10 @@ class Runner:
         """-> (class, sqlstate, message)"""
         try:
             with self.conn.cursor() as c:
+                if op.startswith("fn:"):
+                    c.execute(Gen.HELPERS[op[3:]], json.loads(text))
+                    c.fetchone()
+                    return "OK", "", ""
                 if fn == "read_all":
                     c.execute("SELECT count(*) FROM dynindex.read_all(%s, %s::jsonb)", (op, text))
                 else:
@@ -882,7 +966,10 @@ class Runner:
                 res = c.fetchone()[0]
             if fn == "api":
                 try:
-                    if not isinstance(json.loads(res), dict):
+                    resp = json.loads(res)
+                    if self.feed:
+                        self.feed(resp)
+                    if not isinstance(resp, dict):
                         return "BUG", "", "response is not a JSON object: " + res[:200]
                 except ValueError:
                     return "BUG", "", "response is not JSON: " + res[:200]
@@ -901,6 +988,8 @@ class Runner:
                     return "BUG", code, "malformed YD error: " + msg[:300]
                 if code != "YD012" and SUSPECT.search(msg) and not self.args.lenient:
                     return "BUG", code, "suspicious message: " + msg[:300]
+                return "YD", code, msg
+            if op.startswith("fn:") and (op[3:], code) in DOCUMENTED_SQL_ERRORS:
                 return "YD", code, msg
             return "BUG", code, msg[:300]
 
@@ -991,6 +1080,8 @@ class Runner:
         args = self.args
         rng = random.Random(args.seed)
         gen = Gen(rng, args.prefix, args.mutate_rate)
+        if args.feedback:
+            self.feed = gen.feed
         self.connect()
         self.server_log_tail()
         self.setup_tables(gen)
@@ -1016,10 +1107,27 @@ class Runner:
                 missing = set(gen.specs) - have
                 if missing:
                     self.setup_tables(gen, missing)
+            if it % 5000 == 0:
+                self.memory_check(it)
             if args.progress and it % args.progress == 0:
                 print("... %d requests, %.0f/s, %d distinct problems" % (it, it / (time.time() - start), len(self.bugs)),
                       flush=True)
         self.summary(it, time.time() - start)
+
+    def memory_check(self, it):
+        """The backend's memory (all contexts): steady growth over a run is a leak into a long-lived context."""
+        try:
+            mem = self.ensure("SELECT sum(total_bytes)::bigint FROM pg_backend_memory_contexts")[0][0]
+        except psycopg2.Error:
+            return
+        if self.mem_base is None or self.mem_pid != self.conn.get_backend_pid():
+            self.mem_base, self.mem_pid, self.mem_max = mem, self.conn.get_backend_pid(), mem
+            return
+        self.mem_max = max(self.mem_max, mem)
+        if mem - self.mem_base > self.args.leak_mb * 1024 * 1024:
+            self.record("LEAK", "-", "", "", "backend memory grew from %d to %d bytes" % (self.mem_base, mem), it)
+            self.stats["-"]["BUG"] += 1
+            self.mem_base = mem
 
     def replay(self):
         self.connect()
@@ -1060,6 +1168,8 @@ class Runner:
             print("distinct problems: %d%s" % (len(self.bugs), " (requests in %s)" % self.args.out if self.args.out else ""))
             for (kind, code, msg, op), c in sorted(self.bugs.items(), key=lambda x: -x[1]):
                 print("  %5dx %-5s %-18s %-5s %s" % (c, kind, op, code, msg[:150]))
+        if self.mem_base is not None:
+            print("backend memory: %d bytes at the first check, at most %d" % (self.mem_base, self.mem_max))
         print("RESULT: %s" % ("FAIL" if tot["BUG"] or tot["CRASH"] else "PASS"))
         return tot["BUG"] + tot["CRASH"]
 
@@ -1081,6 +1191,10 @@ def main():
     ap.add_argument("--populate", action="store_true", help="refill rebuilt tables")
     ap.add_argument("--mutate-rate", type=float, default=0.9, help="share of requests that are mutated")
     ap.add_argument("--top", type=int, default=0, help="print the N most frequent DynamoDB errors per operation")
+    ap.add_argument("--feedback", action="store_true",
+                    help="reuse keys and items of responses in later requests (more coverage; the request "
+                         "sequence then depends on the responses, so a seed no longer fixes it)")
+    ap.add_argument("--leak-mb", type=int, default=64, help="backend memory growth reported as a leak")
     ap.add_argument("--lenient", action="store_true", help="do not flag YD messages that look internal")
     args = ap.parse_args()
     if not args.count and not args.duration and not args.replay:
