@@ -11,6 +11,7 @@ PKGS=(
     libpq-dev libmicrohttpd-dev libssl-dev zlib1g-dev   # the gateway
     libipc-run-perl                     # TAP tests (PostgreSQL::Test::Cluster)
     python3 python3-boto3               # client tests, examples
+    python3-psycopg2                    # test/fuzz/api_fuzz.py
     curl                                # `make run` demo call
 )
 

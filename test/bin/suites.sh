@@ -159,6 +159,24 @@ else
     fi
 fi
 
+# ---- 5. fuzz (test/fuzz/run.sh: a short deterministic run of the request fuzzer) ----
+hr; echo "SUITE fuzz (test/fuzz/api_fuzz.py, seed 1, 20000 requests)"; hr
+if [ ! -f test/fuzz/run.sh ]; then
+    result fuzz SKIPPED "test/fuzz/run.sh does not exist yet"
+else
+    FUZZ_DIR="$TREE/tmp_check_fuzz" FUZZ_PORT="${DYNINDEX_FUZZ_PORT:-5493}" \
+        timeout --kill-after=30 600 bash test/fuzz/run.sh --seed 1 --count 20000 --progress 5000 2>&1 | tee .suite-fuzz.out
+    st=${PIPESTATUS[0]}
+    counts="$(grep -E '^total ' .suite-fuzz.out | tail -1 | awk '{print $2" requests, "$3" OK, "$4" DynamoDB errors, "$5" bugs, "$6" crashes"}')"
+    if [ "$st" -eq 0 ] && grep -q '^RESULT: PASS' .suite-fuzz.out; then
+        result fuzz PASS "${counts:-?}"
+    else
+        result fuzz FAIL "${counts:-no summary} (exit $st)"
+        [ -f tmp_check_fuzz/failures.jsonl ] && { echo "----- tmp_check_fuzz/failures.jsonl"; head -c 20000 tmp_check_fuzz/failures.jsonl; }
+        [ -f tmp_check_fuzz/postgresql.log ] && { echo "----- tail tmp_check_fuzz/postgresql.log"; tail -n 60 tmp_check_fuzz/postgresql.log; }
+    fi
+fi
+
 if [ -n "${SUITES_SUMMARY_FILE:-}" ]; then   # test-all.sh prints it last
     { printf '%s\n' "${SUMMARY[@]}"; echo "$passed passed, $failed failed"; } > "$SUITES_SUMMARY_FILE"
 else

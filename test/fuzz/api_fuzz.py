@@ -1007,7 +1007,11 @@ class Runner:
             except psycopg2.Error as e:
                 if e.pgcode != "YD002":
                     raise
-            self.ensure("SELECT dynindex.api('CreateTable', %s::jsonb)", (json.dumps(create),))
+            try:
+                self.ensure("SELECT dynindex.api('CreateTable', %s::jsonb)", (json.dumps(create),))
+            except psycopg2.Error as e:
+                if e.pgcode != "YD003":     # another session sharing --prefix made it
+                    raise
             if names is None or self.args.populate:
                 for i in range(8):
                     item = gen.key_for(name)
