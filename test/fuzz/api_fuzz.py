@@ -282,8 +282,18 @@ class Gen:
             self.spoil_key(key)
         return key
 
+    VALID_NUMBERS = ["0", "-0", "0.0", "1e125", "-1e125", "9.9999999999999999999999999999999999999E+125",
+                     "-9.9999999999999999999999999999999999999E+125", "1e-130", "-1e-130", "12345678901234567890123456789012345678",
+                     "0.00000000000000000000000000000000000001", "100", "1E2", "1.000", "-0.5", "5e-1"]
+
     def key_value(self, typ):
         r = self.r
+        if r.random() < 0.08:     # edge values of every key type
+            if typ == "S":
+                return {"S": r.choice(["", "\u00ff", "a" * r.choice([1024, 1025, 2048, 2049]), "\x7f", "😀", "a\x01"])}
+            if typ == "N":
+                return {"N": r.choice(self.VALID_NUMBERS)}
+            return {"B": self.b64(r.choice([0, 1, 3, 1024, 1025, 2048, 2049]))}
         if typ == "S":
             return {"S": "k%d" % r.randrange(8)}
         if typ == "N":
@@ -319,6 +329,10 @@ class Gen:
                         item[a[0]] = self.key_value(a[1]) if r.random() < 0.9 else self.av()
         for _ in range(r.randrange(4)):
             item[r.choice(ATTRS[2:])] = self.av()
+        if r.random() < 0.01:     # items near DynamoDB's 400 KB limit
+            item[r.choice(["a", "b", "c"])] = {"S": "x" * r.choice([300000, 399000, 409600, 410000])}
+        if r.random() < 0.01:
+            item.update({"x%d" % i: {"N": str(i)} for i in range(r.choice([100, 1000]))})
         if r.random() < 0.05:
             item[r.choice(ATTRS)] = self.bad_av()
         return item
@@ -935,6 +949,8 @@ class Runner:
         self.out = open(args.out, "a") if args.out else None
         self.logpos = None
         self.feed = None
+        self.in_txn = False
+        self.txn_ctx = []
         self.mem_base = self.mem_pid = self.mem_max = None
 
     def connect(self, wait=60):
@@ -953,8 +969,24 @@ class Runner:
 
     def execute(self, op, text, fn="api"):
         """-> (class, sqlstate, message)"""
+        if self.in_txn:
+            kind, code, msg = self.execute1(op, text, fn, "SAVEPOINT fz; ")
+            if kind != "CRASH":
+                try:
+                    with self.conn.cursor() as c:
+                        c.execute("ROLLBACK TO SAVEPOINT fz" if kind != "OK" else "RELEASE SAVEPOINT fz")
+                except psycopg2.Error as e:
+                    if self.conn.closed or e.pgcode is None:
+                        return "CRASH", "", str(e).strip()[:300]
+                    return "BUG", e.pgcode, "after the request: " + (e.pgerror or "").strip()[:300]
+            return kind, code, msg
+        return self.execute1(op, text, fn, "")
+
+    def execute1(self, op, text, fn, pre):
         try:
             with self.conn.cursor() as c:
+                if pre:
+                    c.execute(pre)
                 if op.startswith("fn:"):
                     c.execute(Gen.HELPERS[op[3:]], json.loads(text))
                     c.fetchone()
@@ -1047,7 +1079,8 @@ class Runner:
         if self.bugs[key] <= self.args.max_per_bug and self.out:
             self.out.write(json.dumps({"class": kind, "op": op, "request": text, "sqlstate": code,
                                        "message": msg, "seed": self.args.seed, "iteration": it,
-                                       "log": extra}) + "\n")
+                                       "log": extra,
+                                       "transaction": [{"op": o, "request": t} for o, t in self.txn_ctx]}) + "\n")
             self.out.flush()
         if self.bugs[key] == 1:
             print("%s #%d %s %s %s\n    %s" % (kind, it, op, code, msg[:300], text[:500]), flush=True)
@@ -1057,6 +1090,7 @@ class Runner:
     def run_one(self, op, text, it, fn="api"):
         kind, code, msg = self.execute(op, text, fn)
         if kind == "CRASH":
+            self.in_txn = False
             time.sleep(1)
             self.connect()
             log = self.server_log_tail()
@@ -1091,27 +1125,56 @@ class Runner:
         self.setup_tables(gen)
         start = time.time()
         it = 0
+        group = 0           # requests left in the current transaction (--txn-rate)
+        rebuild = set()
         while True:
             if args.count and it >= args.count:
                 break
             if args.duration and time.time() - start >= args.duration:
                 break
             it += 1
+            if group == 0 and rng.random() < args.txn_rate:
+                group = rng.randrange(2, 8)
+                self.txn_ctx = []
+                self.ensure("BEGIN")
+                self.in_txn = True
             op, req = gen.request()
             text = dumps(req)
             fn = "read_all" if op in ("Query", "Scan") and rng.random() < 0.05 else "api"
             kind = self.run_one(op, text, it, fn)
+            if self.in_txn:
+                self.txn_ctx.append((op, text))
+                group -= 1
+                if group == 0:
+                    end = "COMMIT" if rng.random() < 0.6 else "ROLLBACK"
+                    try:
+                        self.ensure(end)
+                    except psycopg2.Error as e:
+                        if self.conn.closed or e.pgcode is None:
+                            self.record("CRASH", end, "", "", str(e).strip()[:300], it, self.server_log_tail())
+                            time.sleep(1)
+                            self.connect()
+                        else:
+                            self.record("BUG", end, "", e.pgcode, (e.pgerror or "").strip()[:300], it)
+                            self.ensure("ROLLBACK")
+                    self.in_txn = False
+                    self.txn_ctx = []
+            elif group:
+                group = 0   # the connection was lost in the transaction
             # the scratch tables must keep their schema: rebuild one a request changed or dropped
             if kind == "OK" and op in ("DeleteTable", "UpdateTable", "CreateTable") and isinstance(req, dict):
                 t = req.get("TableName")
                 if isinstance(t, str) and t in gen.specs:
-                    self.setup_tables(gen, {t})
-            if it % 500 == 0:
+                    rebuild.add(t)
+            if rebuild and not self.in_txn:
+                self.setup_tables(gen, rebuild)
+                rebuild = set()
+            if it % 500 == 0 and not self.in_txn:
                 have = {r[0] for r in self.ensure("SELECT table_name FROM dynindex.tables")}
                 missing = set(gen.specs) - have
                 if missing:
                     self.setup_tables(gen, missing)
-            if it % 5000 == 0:
+            if it % 5000 == 0 and not self.in_txn:
                 self.memory_check(it)
             if args.progress and it % args.progress == 0:
                 print("... %d requests, %.0f/s, %d distinct problems" % (it, it / (time.time() - start), len(self.bugs)),
@@ -1199,6 +1262,9 @@ def main():
                     help="reuse keys and items of responses in later requests (more coverage; the request "
                          "sequence then depends on the responses, so a seed no longer fixes it)")
     ap.add_argument("--leak-mb", type=int, default=64, help="backend memory growth reported as a leak")
+    ap.add_argument("--txn-rate", type=float, default=0.05,
+                    help="share of requests that start an explicit transaction of 2-7 requests, each in a "
+                         "savepoint (rolled back on error), ending in COMMIT or ROLLBACK")
     ap.add_argument("--lenient", action="store_true", help="do not flag YD messages that look internal")
     args = ap.parse_args()
     if not args.count and not args.duration and not args.replay:
