@@ -1181,6 +1181,58 @@ class Runner:
                       flush=True)
         self.summary(it, time.time() - start)
 
+    SWEEP_VALUES = [None, {}, [], "", "x", 0, -1, True, Raw("1e400"), [None], {"S": "x"}, {"S": 1}, {"N": "x"},
+                    {"L": {}}, {"M": []}, {"SS": []}]
+
+    def sweep(self):
+        """Every single-point mutation of valid seeds: each member removed, each value replaced by
+        each of SWEEP_VALUES, a null added to each list, an unknown member added to each object."""
+        args = self.args
+        gen = Gen(random.Random(args.seed), args.prefix, 0.0)
+        self.connect()
+        self.server_log_tail()
+        self.setup_tables(gen)
+        start = time.time()
+        it = 0
+        for op in OPS:
+            for _ in range(args.sweep):
+                seed = gen.seed(op)
+                paths = [p for p, _ in gen.nodes(seed)]
+                for path in paths:
+                    variants = []
+                    if path:
+                        variants.append(("drop", None))
+                        variants.extend(("set", v) for v in self.SWEEP_VALUES)
+                    node = seed
+                    for p in path:
+                        node = node[p]
+                    if isinstance(node, list):
+                        variants.append(("append-null", None))
+                    if isinstance(node, dict):
+                        variants.append(("add-member", None))
+                    for how, v in variants:
+                        req = copy.deepcopy(seed)
+                        parent = req
+                        for p in path[:-1]:
+                            parent = parent[p]
+                        target = parent[path[-1]] if path else req
+                        if how == "drop":
+                            del parent[path[-1]]
+                        elif how == "set":
+                            parent[path[-1]] = copy.deepcopy(v)
+                        elif how == "append-null":
+                            target.append(None)
+                        else:
+                            target["Unknown"] = "x"
+                        it += 1
+                        kind = self.run_one(op, dumps(req), it)
+                        if kind == "OK" and op in ("DeleteTable", "UpdateTable", "CreateTable") and \
+                                isinstance(req, dict) and req.get("TableName") in gen.specs:
+                            self.setup_tables(gen, {req["TableName"]})
+            if args.progress:
+                print("... %s done, %d requests" % (op, it), flush=True)
+        self.summary(it, time.time() - start)
+
     def memory_check(self, it):
         """The backend's memory (all contexts): steady growth over a run is a leak into a long-lived context."""
         try:
@@ -1265,13 +1317,17 @@ def main():
     ap.add_argument("--txn-rate", type=float, default=0.05,
                     help="share of requests that start an explicit transaction of 2-7 requests, each in a "
                          "savepoint (rolled back on error), ending in COMMIT or ROLLBACK")
+    ap.add_argument("--sweep", type=int, default=0,
+                    help="instead of random mutations: every single-point mutation of N seeds per operation")
     ap.add_argument("--lenient", action="store_true", help="do not flag YD messages that look internal")
     args = ap.parse_args()
-    if not args.count and not args.duration and not args.replay:
+    if not args.count and not args.duration and not args.replay and not args.sweep:
         args.count = 10000
     runner = Runner(args)
     if args.replay:
         runner.replay()
+    elif args.sweep:
+        runner.sweep()
     else:
         runner.fuzz()
     bad = sum(s["BUG"] + s["CRASH"] for s in runner.stats.values())
