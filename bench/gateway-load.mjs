@@ -151,7 +151,9 @@ const H = (target, body, extra = '') =>
 const CASES = [
   // [name, chunks, options, acceptable results]
   ['garbage request line', ['HELLO THERE\r\n\r\n'], {}, [400, 'closed']],
-  ['binary junk', [Buffer.from(Array.from({ length: 512 }, () => rnd(256)))], {}, [400, 'closed']],
+  // random bytes, then a line end: without one (1 in 7 random buffers) the
+  // gateway rightly keeps waiting for the request line until --timeout
+  ['binary junk', [Buffer.concat([Buffer.from(Array.from({ length: 512 }, () => rnd(256))), Buffer.from('\r\n\r\n')])], {}, [400, 'closed']],
   ['header without colon', [`POST / HTTP/1.1\r\nHost: x\r\nThisIsNotAHeader\r\nContent-Length: 2\r\n\r\n{}`], {}, [400, 'closed']],
   ['100 KB header', [`POST / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(100000)}\r\nContent-Length: 2\r\n\r\n{}`], {}, [431, 413, 400, 'closed']],
   ['invalid JSON', [H('GetItem', '{"TableName": "x", ')], {}, [400]],
