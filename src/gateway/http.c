@@ -473,6 +473,31 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 		}
 	}
 
+	/*
+	 * DescribeEndpoints: where to send this service's requests, which only the
+	 * gateway knows (DynamoDB names its regional host; we name ours, as the
+	 * client reached it).
+	 */
+	if (strcmp(op, "DescribeEndpoints") == 0)
+	{
+		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+		Buf			b;
+
+		buf_init(&b);
+		buf_puts(&b, "{\"Endpoints\":[{\"Address\":");
+		buf_json_string(&b, host && *host ? host : gw_config.host);
+		buf_puts(&b, ",\"CachePeriodInMinutes\":1440}]}");
+		if (b.oom)
+		{
+			buf_free(&b);
+			return MHD_NO;
+		}
+		status = 200;
+		ret = respond(c, 200, b.data, b.len, resp_ctype, reqid);
+		log_request(req, method, op, status);
+		return ret;
+	}
+
 	db_call_api(op, req->body.data, role[0] ? role : NULL, &db);
 	switch (db.status)
 	{

@@ -8,7 +8,7 @@ import {
   GetItemCommand, DeleteItemCommand, BatchWriteItemCommand, BatchGetItemCommand,
   UpdateItemCommand, QueryCommand, ScanCommand, DeleteTableCommand,
   ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
-  TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand,
+  TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand, DescribeEndpointsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { client, uniq, waitActive, dropTable, rejectsWith, endpoint } from './helpers.js';
@@ -174,4 +174,9 @@ test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies o
   }
   await rejectsWith(() => ddb.send(new TagResourceCommand({ ResourceArn: arn.replace(T, `${T}_nope`), Tags: [{ Key: 'k', Value: 'v' }] })),
     'ResourceNotFoundException');
+});
+
+test('DescribeEndpoints names the gateway itself', async () => {
+  const r = await ddb.send(new DescribeEndpointsCommand({}));
+  assert.deepEqual(r.Endpoints, [{ Address: new URL(endpoint).host, CachePeriodInMinutes: 1440 }]);
 });
