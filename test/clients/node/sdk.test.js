@@ -8,9 +8,12 @@ import {
   GetItemCommand, DeleteItemCommand, BatchWriteItemCommand, BatchGetItemCommand,
   UpdateItemCommand, QueryCommand, ScanCommand, DeleteTableCommand,
   ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
-  TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand, DescribeEndpointsCommand,
+  TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand, DescribeEndpointsCommand, DescribeLimitsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand, UpdateCommand, QueryCommand as DocQueryCommand,
+  ScanCommand as DocScanCommand, BatchWriteCommand, BatchGetCommand, TransactWriteCommand, TransactGetCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { client, uniq, waitActive, dropTable, rejectsWith, endpoint } from './helpers.js';
 
 const ddb = client();
@@ -179,4 +182,42 @@ test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies o
 test('DescribeEndpoints names the gateway itself', async () => {
   const r = await ddb.send(new DescribeEndpointsCommand({}));
   assert.deepEqual(r.Endpoints, [{ Address: new URL(endpoint).host, CachePeriodInMinutes: 1440 }]);
+});
+
+test('lib-dynamodb: Update, Query, Scan, BatchWrite, BatchGet, TransactWrite, TransactGet with native values', async () => {
+  const doc = DynamoDBDocumentClient.from(ddb);
+  await doc.send(new BatchWriteCommand({ RequestItems: { [T]: [1, 2, 3].map((i) => ({ PutRequest: { Item: { pk: 'lib', sk: `s${i}`, n: i, set: new Set([`a${i}`]) } } })) } }));
+  const u = await doc.send(new UpdateCommand({
+    TableName: T, Key: { pk: 'lib', sk: 's1' }, UpdateExpression: 'SET n = n + :d, m = :m ADD #s :a',
+    ExpressionAttributeNames: { '#s': 'set' }, ExpressionAttributeValues: { ':d': 10, ':m': { deep: [1, 'two', null] }, ':a': new Set(['b1']) },
+    ReturnValues: 'ALL_NEW',
+  }));
+  assert.equal(u.Attributes.n, 11);
+  assert.deepEqual(u.Attributes.m, { deep: [1, 'two', null] });
+  assert.deepEqual(u.Attributes.set, new Set(['a1', 'b1']));
+  const q = await doc.send(new DocQueryCommand({
+    TableName: T, KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)', ExpressionAttributeValues: { ':p': 'lib', ':s': 's' },
+    ScanIndexForward: false,
+  }));
+  assert.deepEqual(q.Items.map((i) => i.sk), ['s3', 's2', 's1']);
+  const sc = await doc.send(new DocScanCommand({ TableName: T, FilterExpression: 'pk = :p AND n > :n', ExpressionAttributeValues: { ':p': 'lib', ':n': 2 } }));
+  assert.deepEqual(sc.Items.map((i) => i.sk).sort(), ['s1', 's3']);
+  const bg = await doc.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: [{ pk: 'lib', sk: 's2' }, { pk: 'lib', sk: 'nope' }] } } }));
+  assert.deepEqual(bg.Responses[T].map((i) => i.n), [2]);
+  await doc.send(new TransactWriteCommand({
+    TransactItems: [
+      { Put: { TableName: T, Item: { pk: 'lib', sk: 's4', n: 4 }, ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Update: { TableName: T, Key: { pk: 'lib', sk: 's2' }, UpdateExpression: 'SET n = :z', ExpressionAttributeValues: { ':z': 0 } } },
+      { ConditionCheck: { TableName: T, Key: { pk: 'lib', sk: 's3' }, ConditionExpression: 'n = :three', ExpressionAttributeValues: { ':three': 3 } } },
+      { Delete: { TableName: T, Key: { pk: 'lib', sk: 's1' } } },
+    ],
+  }));
+  const tg = await doc.send(new TransactGetCommand({ TransactItems: ['s1', 's2', 's4'].map((sk) => ({ Get: { TableName: T, Key: { pk: 'lib', sk } } })) }));
+  assert.deepEqual(tg.Responses.map((r) => r.Item?.n), [undefined, 0, 4]);
+});
+
+test('DescribeLimits', async () => {
+  const r = await ddb.send(new DescribeLimitsCommand({}));
+  assert.deepEqual([r.AccountMaxReadCapacityUnits, r.AccountMaxWriteCapacityUnits, r.TableMaxReadCapacityUnits, r.TableMaxWriteCapacityUnits],
+    [80000, 80000, 40000, 40000]);
 });
