@@ -48,6 +48,13 @@ CREATE TABLE dynindex.tags (
 );
 COMMENT ON TABLE dynindex.tags IS 'Tags of tables (TagResource, CreateTable Tags); removed with the table (internal catalog).';
 
+CREATE TABLE dynindex.ttl (
+    table_name     text PRIMARY KEY REFERENCES dynindex.tables ON DELETE CASCADE,
+    attribute_name text NOT NULL,
+    enabled_at     timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE dynindex.ttl IS 'Time to Live: one row per table with TTL enabled (UpdateTimeToLive), naming the expiry attribute; removed with the table (internal catalog).';
+
 CREATE FUNCTION dynindex._storage_guard()
 RETURNS trigger
 AS 'MODULE_PATHNAME', 'dynindex_storage_guard'
@@ -367,3 +374,11 @@ END
 $fn$;
 COMMENT ON FUNCTION dynindex.index_stats(text) IS
   'Per table and secondary index: items, bytes (DynamoDB sizes; index entries are their projected size), fraction of the table''s items the index holds (sparseness), average entry size, and the write amplification observed: index writes (GSIs: counted by the GSI worker; LSIs: rows written to the index relation) per table write (rows written to the table relation, from pg_stat_all_tables). Counts items exactly: cost grows with the table.';
+
+-- Time to Live (docs/ttl.md)
+CREATE FUNCTION dynindex.expire_items(table_name text, max_items int DEFAULT 1000)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dynindex_expire_items'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.expire_items(text, int) IS
+  'Time to Live sweep of one table: delete (through the DeleteItem write path: LSIs, GSIs and item collections follow) up to max_items items whose TTL attribute is a Number of epoch seconds in the past and at most five years old; returns how many were deleted; 0 when TTL is disabled. The per-database worker runs it every dynindex.ttl_interval for each table with TTL enabled.';

@@ -29,6 +29,7 @@ static const OperationEntry operations[] = {
 	{"DeleteTable", DynDeleteTable},
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeTable", DynDescribeTable},
+	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
 	{"GetItem", DynGetItem},
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
@@ -41,6 +42,7 @@ static const OperationEntry operations[] = {
 	{"UntagResource", DynUntagResource},	/* tags.c */
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
+	{"UpdateTimeToLive", DynUpdateTimeToLive},	/* ttl.c */
 	{NULL, NULL}
 };
 

@@ -42,6 +42,10 @@ extern Jsonb *DynDescribeLimits(Jsonb *req);
 extern void DynCheckCreateTableTags(JsonbValue *tags);
 extern void DynStoreCreateTableTags(const char *table, JsonbValue *tags);
 
+/* ttl.c */
+extern Jsonb *DynUpdateTimeToLive(Jsonb *req);
+extern Jsonb *DynDescribeTimeToLive(Jsonb *req);
+
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);

@@ -215,6 +215,8 @@ DynItemsConditionFailed(const DynValue *old, bool return_old)
 	DynError(DYN_ERR_CONDITIONAL_CHECK_FAILED, "The conditional request failed");
 }
 
+DynValue	DynItemsKeepItem;
+
 /* Read, compute and write one item under a row lock. */
 void
 DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, void *arg,
@@ -230,6 +232,13 @@ DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, void *arg,
 		res->old = exists ? DynItemFromStored(stored.item) : NULL;
 		res->oldsize = exists ? stored.size : 0;
 		newitem = fn(t, res->old, arg);
+		if (newitem == DYN_ITEMS_KEEP)
+		{
+			/* unchanged: nothing to write (TTL expiry of an item updated meanwhile) */
+			res->new = res->old;
+			res->newsize = res->oldsize;
+			return;
+		}
 		if (newitem)
 		{
 			newsize = DynItemSize(newitem);

@@ -25,6 +25,10 @@ extern void DynItemsKeyFromItem(DynTable *t, DynValue *item, DynKey *key);
  */
 typedef DynValue *(*DynItemMutator) (DynTable *t, const DynValue *old, void *arg);
 
+/* A mutator's answer for "leave the item as it is" (nothing is written). */
+extern DynValue DynItemsKeepItem;
+#define DYN_ITEMS_KEEP (&DynItemsKeepItem)
+
 typedef struct DynWriteResult
 {
 	DynValue   *old;			/* item before, NULL if absent */

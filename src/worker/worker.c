@@ -35,6 +35,7 @@
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/syscache.h"
+#include "utils/timestamp.h"
 
 #include "worker/worker.h"
 
@@ -43,6 +44,7 @@
 int			dynindex_worker_naptime_ms = 1000;
 int			dynindex_gsi_batch_size = 500;
 int			dynindex_backfill_chunk_size = 1000;
+int			dynindex_ttl_interval_s = 60;
 
 typedef struct WorkerSlot
 {
@@ -213,6 +215,10 @@ DynWorkerInit(void)
 							"Items a GSI backfill indexes per transaction (its position is kept after each).",
 							NULL, &dynindex_backfill_chunk_size, 1000, 1, 1000000,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.ttl_interval",
+							"How often a database's worker deletes expired items of the tables with Time to Live enabled (0: never).",
+							NULL, &dynindex_ttl_interval_s, 60, 0, 86400,
+							PGC_SIGHUP, GUC_UNIT_S, NULL, NULL, NULL);
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
@@ -447,6 +453,7 @@ dynindex_worker_main(Datum arg)
 	volatile int backfill_failures = 0; /* consecutive failed backfill steps */
 	volatile int64 cycle_start = 0; /* new id of the first change requeued, or 0 */
 	volatile bool in_batch = false;
+	TimestampTz next_ttl;		/* when the next Time to Live round is due */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -483,9 +490,11 @@ dynindex_worker_main(Datum arg)
 	}
 
 	loop_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex worker loop", ALLOCSET_DEFAULT_SIZES);
+	next_ttl = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000);
 	for (;;)
 	{
 		bool		more;
+		long		timeout;
 
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
@@ -558,6 +567,37 @@ dynindex_worker_main(Datum arg)
 		PG_END_TRY();
 		pgstat_report_activity(STATE_IDLE, NULL);
 		MemoryContextReset(loop_cxt);
+
+		/*
+		 * Time to Live, between GSI rounds when due: at most DYN_TTL_BATCH
+		 * deletions per table per round, so GSI changes never wait long;
+		 * another round follows at once while a table has more expired
+		 * items.  DynTtlSweepDatabase reports its errors itself.
+		 */
+		if (dynindex_ttl_interval_s > 0 && GetCurrentTimestamp() >= next_ttl)
+		{
+			bool		ttl_more;
+
+			pgstat_report_activity(STATE_RUNNING, "deleting expired items (Time to Live)");
+			ttl_more = DynTtlSweepDatabase(DYN_TTL_BATCH);
+			pgstat_report_activity(STATE_IDLE, NULL);
+			MemoryContextSwitchTo(loop_cxt);
+			MemoryContextReset(loop_cxt);
+			next_ttl = ttl_more ? GetCurrentTimestamp() :
+				TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000);
+		}
+		else if (dynindex_ttl_interval_s > 0 &&
+				 next_ttl > TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000))
+			next_ttl = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000);	/* interval lowered */
+		timeout = dynindex_worker_naptime_ms;
+		if (dynindex_ttl_interval_s > 0)
+		{
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(GetCurrentTimestamp(), next_ttl, &secs, &usecs);
+			timeout = Max(1L, Min(timeout, secs * 1000L + usecs / 1000));
+		}
 		if (failures > 0)
 		{
 			/* back off: 20 ms doubling per consecutive failed backfill step, at most the naptime */
@@ -568,6 +608,6 @@ dynindex_worker_main(Datum arg)
 		if (more)
 			continue;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 dynindex_worker_naptime_ms, PG_WAIT_EXTENSION);
+						 timeout, PG_WAIT_EXTENSION);
 	}
 }
