@@ -152,8 +152,13 @@ typedef struct PlanEntry
 } PlanEntry;
 
 static HTAB *plan_cache = NULL;
+static uint64 plan_cache_generation = 0;
 
-/* A kept plan for sql, prepared on first use. */
+/*
+ * A kept plan for sql, prepared on first use.  The texts name storage
+ * relations: the cache is emptied whenever the catalog changes, or a backend
+ * that sees many tables created and deleted would keep their plans forever.
+ */
 static SPIPlanPtr
 cached_plan(const char *sql, int nargs, Oid *types)
 {
@@ -161,10 +166,22 @@ cached_plan(const char *sql, int nargs, Oid *types)
 	bool		found;
 	SPIPlanPtr	plan;
 
+	if (plan_cache != NULL && plan_cache_generation != DynCatalogGeneration())
+	{
+		HASH_SEQ_STATUS seq;
+
+		hash_seq_init(&seq, plan_cache);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			if (e->plan)
+				SPI_freeplan(e->plan);
+		hash_destroy(plan_cache);
+		plan_cache = NULL;
+	}
 	if (plan_cache == NULL)
 	{
 		HASHCTL		ctl;
 
+		plan_cache_generation = DynCatalogGeneration();
 		ctl.keysize = sizeof(((PlanEntry *) 0)->sql);
 		ctl.entrysize = sizeof(PlanEntry);
 		plan_cache = hash_create("dynindex query plans", 64, &ctl, HASH_ELEM | HASH_STRINGS);
@@ -571,7 +588,8 @@ resolve_index(ReadSpec *rs, JsonbContainer *r)
 	for (i = 0; i < rs->t->nindexes; i++)
 		if (strcmp(rs->t->indexes[i].name, name) == 0)
 			rs->idx = &rs->t->indexes[i];
-	if (rs->idx == NULL)
+	/* a concurrent UpdateTable may have just deleted it: then it is not there */
+	if (rs->idx == NULL || !DynCatalogLockIndex(rs->idx))
 		DynValidationError("The table does not have the specified index: %s", name);
 	if (rs->idx->is_global)
 	{

@@ -364,6 +364,8 @@ describe(DynTable *t, const char *status, bool with_stats)
 
 			if (idx->is_global != global)
 				continue;
+			if (with_stats && !DynCatalogLockIndex(idx))
+				continue;		/* deleted by a concurrent UpdateTable */
 			if (!any)
 			{
 				RqPushKey(&st, global ? "GlobalSecondaryIndexes" : "LocalSecondaryIndexes");
@@ -824,9 +826,10 @@ DynDeleteTable(Jsonb *req)
 		elog(ERROR, "could not delete table");
 	if (SPI_processed == 0)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", t->name);
+	/* the table first, then its indexes: the order in which requests lock them */
+	DynStorageDropTable(t->storage);
 	for (i = 0; i < t->nindexes; i++)
 		DynStorageDropTable(t->indexes[i].storage);
-	DynStorageDropTable(t->storage);
 	DynCatalogChanged();
 	return wrap("TableDescription", desc);
 }

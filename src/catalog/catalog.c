@@ -14,6 +14,7 @@
 #include "nodes/makefuncs.h"
 #include "storage/lmgr.h"
 #include "utils/regproc.h"
+#include "utils/snapmgr.h"
 #include "utils/builtins.h"
 #include "utils/hsearch.h"
 #include "utils/inval.h"
@@ -36,6 +37,8 @@ static HTAB *table_cache = NULL;
 /* entries replaced during a request (their storage was dropped): freed with the cache */
 static List *retired = NIL;
 static bool cache_stale = false;
+/* bumped whenever the cache is dropped: caches of other modules follow it */
+static uint64 cache_generation = 0;
 static Oid	catalog_relid = InvalidOid;
 
 /* Relcache callback: a change to dynindex.tables makes the cache stale. */
@@ -78,6 +81,7 @@ reset_cache(void)
 	CacheEntry *e;
 	ListCell   *lc;
 
+	cache_generation++;
 	foreach(lc, retired)
 		free_table((DynTable *) lfirst(lc));
 	list_free(retired);
@@ -101,6 +105,17 @@ DynCatalogRevalidate(void)
 		reset_cache();
 		cache_stale = false;
 	}
+}
+
+/*
+ * The number of times the cache was dropped (after catalog changes): a module
+ * that caches something per table (such as plans naming a storage relation)
+ * drops it when this changes, so that dropped tables leave nothing behind.
+ */
+uint64
+DynCatalogGeneration(void)
+{
+	return cache_generation;
 }
 
 /* Has the catalog changed since the cache was last revalidated? */
@@ -220,9 +235,9 @@ load_index_projection(DynIndex *idx)
 	}
 }
 
-/* Load one table (and its indexes) from the catalog into cxt. */
+/* Load one table (and its indexes) from the catalog: see load_table. */
 static DynTable *
-load_table(const char *name)
+load_table_in_snapshot(const char *name)
 {
 	Oid			argtypes[1] = {TEXTOID};
 	Datum		args[1];
@@ -239,7 +254,7 @@ load_table(const char *name)
 	ret = SPI_execute_with_args("SELECT table_name, table_id::text, num, storage, attribute_definitions, "
 								"key_schema, billing_mode, read_capacity, write_capacity, created_at, options "
 								"FROM dynindex.tables WHERE table_name = $1",
-								1, argtypes, args, NULL, false, 1);
+								1, argtypes, args, NULL, true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	if (SPI_processed == 0)
@@ -283,7 +298,7 @@ load_table(const char *name)
 	ret = SPI_execute_with_args("SELECT index_name, is_global, key_schema, projection, status, "
 								"backfilling, storage, throughput FROM dynindex.indexes "
 								"WHERE table_name = $1 ORDER BY position",
-								1, argtypes, args, NULL, false, 0);
+								1, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	old = MemoryContextSwitchTo(cxt);
@@ -325,19 +340,44 @@ lock_storage(const char *qualified)
 }
 
 /*
- * Lock a table's storage relations in the order DeleteTable drops them (the
- * indexes, then the table), so that a request and a concurrent DeleteTable or
- * UpdateTable serialize instead of deadlocking; false if one was dropped.
+ * Lock a table's storage relation; false if it was dropped.  Requests lock the
+ * table first and an index after it (DynCatalogLockIndex, or their queries on
+ * it), the order in which DeleteTable drops them, so that a request and a
+ * concurrent DeleteTable or UpdateTable wait for each other instead of
+ * deadlocking.
  */
 static bool
 lock_table(DynTable *t)
 {
-	int			i;
-
-	for (i = 0; i < t->nindexes; i++)
-		if (!lock_storage(t->indexes[i].storage))
-			return false;
 	return lock_storage(t->storage);
+}
+
+/*
+ * Lock an index's storage relation (after its table's); false if a concurrent
+ * UpdateTable dropped the index (the caller answers as if it did not exist).
+ */
+bool
+DynCatalogLockIndex(DynIndex *idx)
+{
+	return lock_storage(idx->storage);
+}
+
+/*
+ * Load one table (and its indexes) from the catalog.  The table row and the
+ * index rows are read in one snapshot: with a new snapshot per query (READ
+ * COMMITTED), an UpdateTable committing between the two could pair the old
+ * AttributeDefinitions with a new index on attributes they lack.
+ */
+static DynTable *
+load_table(const char *name)
+{
+	DynTable   *t;
+
+	PushCopiedSnapshot(GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	t = load_table_in_snapshot(name);
+	PopActiveSnapshot();
+	return t;
 }
 
 /* Find a table by name (cached); NULL if it does not exist. */

@@ -72,11 +72,15 @@ typedef struct DynTable
 
 /*
  * Find a table; NULL if missing. Requires SPI to be connected.  Locks the
- * table's storage relations (AccessShareLock) until the end of the transaction.
+ * table's storage relation (AccessShareLock) until the end of the transaction.
  */
 extern DynTable *DynCatalogGetTable(const char *name);
 /* The same for DeleteTable/UpdateTable, once they hold the catalog row lock. */
 extern DynTable *DynCatalogGetTableForChange(const char *name);
+/* Bumped each time the cache is dropped after a catalog change. */
+extern uint64 DynCatalogGeneration(void);
+/* Lock an index's storage (after its table's); false if it was dropped. */
+extern bool DynCatalogLockIndex(DynIndex *idx);
 /* Mark the catalog changed (sends an invalidation at commit). */
 extern void DynCatalogChanged(void);
 /* Drop stale cache entries; call at the start of each request. */

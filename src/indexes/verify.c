@@ -202,6 +202,8 @@ dynindex_verify_indexes(PG_FUNCTION_ARGS)
 		Datum		values[4];
 		bool		nulls[4] = {false, false, false, false};
 
+		if (!DynCatalogLockIndex(idx))
+			continue;			/* deleted by a concurrent UpdateTable */
 		check_base_items(t, idx, &c, tmp);
 		check_index_entries(t, idx, &c, tmp);
 		values[0] = CStringGetTextDatum(idx->name);
