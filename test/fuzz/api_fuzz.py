@@ -55,6 +55,12 @@ ERROR_TYPES = {
 }
 # SQL errors the helper functions document (docs/converters.md), not DynamoDB errors
 DOCUMENTED_SQL_ERRORS = {("from_plain", "22023")}
+# server log lines that are no problem: DynamoDB errors (of sessions that log them),
+# shutdowns, a dropped database's worker
+LOG_EXPECTED = re.compile(r"^(\w+Exception|RequestLimitExceeded): |terminating .* due to administrator command|"
+                          r"^database \d+ does not exist|terminating connection due to administrator command|"
+                          r"the database system is (shutting down|starting up|in recovery mode)|"
+                          r"terminating connection because of crash of another server process")
 SUSPECT = re.compile(r"internal error|unexpected|cache lookup failed|unrecognized|"
                      r"invalid memory alloc|out of memory|assert|could not|"
                      r"null value|unknown node|not supported for type|bogus", re.I)
@@ -949,6 +955,7 @@ class Runner:
         self.out = open(args.out, "a") if args.out else None
         self.logpos = None
         self.feed = None
+        self.log_problems = collections.Counter()
         self.in_txn = False
         self.txn_ctx = []
         self.mem_base = self.mem_pid = self.mem_max = None
@@ -961,6 +968,12 @@ class Runner:
                 self.conn.autocommit = True
                 with self.conn.cursor() as c:
                     c.execute("SET statement_timeout = %s", (str(self.args.timeout * 1000),))
+                    # the refused requests stay out of the server log, so that what remains there
+                    # (errors of the GSI worker, of other processes) can be reported
+                    try:
+                        c.execute("SET log_min_messages = log")
+                    except psycopg2.Error:
+                        pass
                 return
             except psycopg2.OperationalError:
                 if time.time() > deadline:
@@ -1069,6 +1082,10 @@ class Runner:
                 data = f.read()
                 self.logpos = f.tell()
             lines = [l for l in data.splitlines() if re.search(r"terminated by signal|TRAP|PANIC|Assert", l)]
+            for l in data.splitlines():
+                m = re.search(r"\b(ERROR|FATAL|PANIC):\s+(.*)", l)
+                if m and not LOG_EXPECTED.search(m.group(2)):
+                    self.log_problems[re.sub(r"\d+", "N", m.group(0))[:200]] += 1
             return "\n".join(lines[-5:])
         except OSError:
             return ""
@@ -1287,6 +1304,12 @@ class Runner:
             print("distinct problems: %d%s" % (len(self.bugs), " (requests in %s)" % self.args.out if self.args.out else ""))
             for (kind, code, msg, op), c in sorted(self.bugs.items(), key=lambda x: -x[1]):
                 print("  %5dx %-5s %-18s %-5s %s" % (c, kind, op, code, msg[:150]))
+        self.server_log_tail()
+        if self.log_problems:
+            print("server log: errors of other processes (the GSI worker, ...):")
+            for m, c in self.log_problems.most_common(20):
+                print("  %6d %s" % (c, m))
+            tot["BUG"] += sum(self.log_problems.values())
         if self.mem_base is not None:
             print("backend memory: %d bytes at the first check, at most %d" % (self.mem_base, self.mem_max))
         print("RESULT: %s" % ("FAIL" if tot["BUG"] or tot["CRASH"] else "PASS"))
@@ -1330,7 +1353,7 @@ def main():
         runner.sweep()
     else:
         runner.fuzz()
-    bad = sum(s["BUG"] + s["CRASH"] for s in runner.stats.values())
+    bad = sum(s["BUG"] + s["CRASH"] for s in runner.stats.values()) + sum(runner.log_problems.values())
     sys.exit(1 if bad else 0)
 
 

@@ -35,7 +35,6 @@ fi
   echo "port = $PORT"
   echo "unix_socket_directories = '$DIR'"
   echo "restart_after_crash = on"
-  echo "log_min_messages = log"        # leave out the ERROR lines of refused requests
 } >> "$DIR/data/postgresql.conf"
 "$BINDIR/pg_ctl" -D "$DIR/data" -l "$DIR/postgresql.log" -w -t 60 start >/dev/null || {
     tail -n 40 "$DIR/postgresql.log"; exit 2; }
