@@ -112,6 +112,21 @@ CREATE TABLE dynindex.transaction_tokens (
 );
 COMMENT ON TABLE dynindex.transaction_tokens IS 'ClientRequestTokens of TransactWriteItems seen in the last 10 minutes (internal).';
 
+-- pg_dump: the catalog's contents are user data.  The storage relations in
+-- dynindex_data are ordinary tables and are dumped anyway; without their
+-- catalog rows a restored database would have storage but no DynamoDB tables.
+-- The queue of GSI changes not yet applied is dumped with them (the worker
+-- applies it after a restore), and the sequences so that new tables do not
+-- reuse a restored table's storage name.
+SELECT pg_catalog.pg_extension_config_dump('dynindex.tables', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.indexes', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.tags', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.ttl', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.gsi_changes', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.gsi_applied', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.table_num_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.gsi_changes_id_seq', '');
+
 -- core: the API
 CREATE FUNCTION dynindex.api(operation text, request jsonb)
 RETURNS jsonb
