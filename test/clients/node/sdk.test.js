@@ -9,6 +9,7 @@ import {
   UpdateItemCommand, QueryCommand, ScanCommand, DeleteTableCommand,
   ConditionalCheckFailedException, ResourceNotFoundException, ResourceInUseException,
   TagResourceCommand, UntagResourceCommand, ListTagsOfResourceCommand, DescribeEndpointsCommand, DescribeLimitsCommand,
+  UpdateTimeToLiveCommand, DescribeTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
 import {
   DynamoDBDocumentClient, PutCommand, GetCommand, DeleteCommand, UpdateCommand, QueryCommand as DocQueryCommand,
@@ -220,4 +221,15 @@ test('DescribeLimits', async () => {
   const r = await ddb.send(new DescribeLimitsCommand({}));
   assert.deepEqual([r.AccountMaxReadCapacityUnits, r.AccountMaxWriteCapacityUnits, r.TableMaxReadCapacityUnits, r.TableMaxWriteCapacityUnits],
     [80000, 80000, 40000, 40000]);
+});
+
+test('Time to Live: UpdateTimeToLive, DescribeTimeToLive', async () => {
+  const u = await ddb.send(new UpdateTimeToLiveCommand({ TableName: T, TimeToLiveSpecification: { Enabled: true, AttributeName: 'expires' } }));
+  assert.deepEqual(u.TimeToLiveSpecification, { Enabled: true, AttributeName: 'expires' });
+  const d = await ddb.send(new DescribeTimeToLiveCommand({ TableName: T }));
+  assert.deepEqual(d.TimeToLiveDescription, { TimeToLiveStatus: 'ENABLED', AttributeName: 'expires' });
+  const err = await rejectsWith(() => ddb.send(new UpdateTimeToLiveCommand({ TableName: T, TimeToLiveSpecification: { Enabled: true, AttributeName: 'expires' } })), 'ValidationException');
+  assert.equal(err.message, 'TimeToLive is already enabled');
+  await ddb.send(new UpdateTimeToLiveCommand({ TableName: T, TimeToLiveSpecification: { Enabled: false, AttributeName: 'expires' } }));
+  assert.equal((await ddb.send(new DescribeTimeToLiveCommand({ TableName: T }))).TimeToLiveDescription.TimeToLiveStatus, 'DISABLED');
 });
