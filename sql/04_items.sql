@@ -116,5 +116,25 @@ SELECT dynindex.api('PutItem', '{"TableName": "items", "Item": {"pk": {"S": "n"}
 SELECT dynindex.api('GetItem', '{"TableName": "items", "Key": {"pk": {"S": "n"}, "sk": {"N": "1.5"}}}');
 SELECT (dynindex.api('DescribeTable', '{"TableName": "items"}')->'Table'->>'ItemCount') AS item_count;
 
+-- attribute names: at most 65535 bytes, in item and map keys, AttributeUpdates,
+-- AttributesToGet and ExpressionAttributeNames values
+SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'items', 'Item',
+  jsonb_build_object('pk', '{"S": "long"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, repeat('x', 65535), '{"N": "1"}'::jsonb))) = '{}' AS name_65535_ok;
+SELECT length((SELECT k FROM jsonb_object_keys(dynindex.api('GetItem', jsonb_build_object('TableName', 'items',
+  'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb, 'AttributesToGet', jsonb_build_array(repeat('x', 65535))))->'Item') k)) AS got_name_len;
+SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'items', 'Item',
+  jsonb_build_object('pk', '{"S": "long"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, repeat('x', 65536), '{"N": "1"}'::jsonb)));
+SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'items', 'Item',
+  jsonb_build_object('pk', '{"S": "long"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, 'm', jsonb_build_object('M', jsonb_build_object(repeat('x', 65536), '{"N": "1"}'::jsonb)))));
+SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
+  'AttributesToGet', jsonb_build_array(repeat('x', 65536))));
+SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
+  'ProjectionExpression', '#n', 'ExpressionAttributeNames', jsonb_build_object('#n', repeat('x', 65536))));
+SELECT dynindex.api('UpdateItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
+  'AttributeUpdates', jsonb_build_object(repeat('x', 65536), '{"Value": {"N": "2"}, "Action": "PUT"}'::jsonb)));
+SELECT dynindex.api('UpdateItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
+  'UpdateExpression', 'SET a = :v', 'ExpressionAttributeValues', jsonb_build_object(':v', jsonb_build_object('M', jsonb_build_object(repeat('x', 65536), '{"N": "1"}'::jsonb)))));
+SELECT dynindex.api('DeleteItem', '{"TableName": "items", "Key": {"pk": {"S": "long"}, "sk": {"N": "1"}}}');
+
 SELECT dynindex.api('DeleteTable', '{"TableName": "items"}') IS NOT NULL AS deleted;
 SELECT dynindex.api('DeleteTable', '{"TableName": "hashonly"}') IS NOT NULL AS deleted;

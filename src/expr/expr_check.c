@@ -157,6 +157,7 @@ DynExprContextCreate(JsonbValue *names, JsonbValue *values)
 			if (vals[i].val.string.len == 0)
 				DynValidationError("ExpressionAttributeNames contains invalid value: Empty attribute name for key %.*s",
 								   lens[i], keys[i]);
+			DynCheckAttributeNameLength(vals[i].val.string.len);
 			ctx->names[i].key = pnstrdup(keys[i], lens[i]);
 			ctx->names[i].keylen = lens[i];
 			ctx->names[i].value = pnstrdup(vals[i].val.string.val, vals[i].val.string.len);

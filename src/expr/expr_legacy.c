@@ -396,6 +396,7 @@ DynLegacyAttributeUpdates(JsonbValue *updates)
 		const char *act = "PUT";
 		int			actlen = 3;
 
+		DynCheckAttributeNameLength(lens[i]);
 		if (actjv && actjv->type == jbvString)
 		{
 			act = actjv->val.string.val;
@@ -453,6 +454,7 @@ DynLegacyAttributesToGet(JsonbValue *list)
 	{
 		if (elems[i].type != jbvString)
 			DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
+		DynCheckAttributeNameLength(elems[i].val.string.len);
 		for (k = 0; k < i; k++)
 			if (elems[k].val.string.len == elems[i].val.string.len &&
 				memcmp(elems[k].val.string.val, elems[i].val.string.val, elems[i].val.string.len) == 0)

@@ -286,6 +286,19 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 	return result;
 }
 
+/*
+ * Reject an attribute name longer than 65535 bytes, with DynamoDB's message
+ * (the same for item and map keys, AttributeUpdates, AttributesToGet and
+ * ExpressionAttributeNames values).
+ */
+void
+DynCheckAttributeNameLength(int len)
+{
+	if (len > DYN_MAX_ATTR_NAME_LEN)
+		DynValidationError("1 validation error detected: Attribute name is too large, must be less than %d bytes",
+						   DYN_MAX_ATTR_NAME_LEN + 1);
+}
+
 /* Parse a map of name -> AttributeValue (M, or a whole item). */
 static DynValue *
 parse_map(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
@@ -312,6 +325,8 @@ parse_map(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
 		{
 			name = v.val.string.val;
 			namelen = v.val.string.len;
+			if (!trusted)
+				DynCheckAttributeNameLength(namelen);
 		}
 		else if (tok == WJB_VALUE)
 		{

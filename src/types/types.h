@@ -102,6 +102,10 @@ extern bool DynJsonBoolean(JsonbValue *jv, bool *ok);
 extern void DynSerializationErrorFor(JsonbValue *jv, const char *target) pg_attribute_noreturn();
 /* Parse a map of name -> AttributeValue (an Item, a Key, ExpressionAttributeValues). */
 extern DynValue *DynItemFromJsonb(JsonbValue *jv, const char **errmsg);
+
+/* Attribute names are at most 65535 bytes (DynamoDB's limit). */
+#define DYN_MAX_ATTR_NAME_LEN 65535
+extern void DynCheckAttributeNameLength(int len);
 /* Parse a stored item (already validated; no checks). */
 extern DynValue *DynItemFromStored(Jsonb *jb);
 
