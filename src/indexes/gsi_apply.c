@@ -110,13 +110,25 @@ sync_entry(DynTable *t, DynIndex *idx, bytea *pk, bytea *sk, const DynValue *ite
 	}
 	if (in_index)
 	{
+		bool		too_big = false;
+
 		args[2] = PointerGetDatum(ipk);
 		args[3] = PointerGetDatum(isk);
 		args[4] = Int32GetDatum((int32) DynItemSize(entry));
 		args[5] = JsonbPGetDatum(entry_jb);
-		if (SPI_execute_plan(gsi_plan(idx, GSI_PLAN_UPSERT), args, NULL, false, 0) != SPI_OK_INSERT)
+
+		if (DynStorageExecKeyed(gsi_plan(idx, GSI_PLAN_UPSERT), args, 4, &too_big) != SPI_OK_INSERT && !too_big)
 			elog(ERROR, "could not write a GSI entry");
-		writes++;
+		/* keys too large for a btree entry: the item is left out of the index, as one with an invalid key */
+		if (too_big)
+			ereport(WARNING,
+					(errmsg("dynindex: an item of table %s is left out of global secondary index %s: "
+							"its index and table keys take %d bytes (dynindex stores keys of up to about 2700 bytes)",
+							t->name, idx->name,
+							(int) (VARSIZE_ANY(DatumGetPointer(args[0])) + VARSIZE_ANY(DatumGetPointer(args[1])) +
+								   VARSIZE_ANY(DatumGetPointer(args[2])) + VARSIZE_ANY(DatumGetPointer(args[3]))))));
+		else
+			writes++;
 	}
 	return writes;
 }

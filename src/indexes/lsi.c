@@ -9,6 +9,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 
+#include "common/errors.h"
 #include "indexes/indexes.h"
 
 enum
@@ -75,7 +76,16 @@ DynLsiOnWrite(DynTable *t, DynIndex *idx, const DynKey *key, const DynValue *old
 		args[4] = Int32GetDatum((int32) DynItemSize(entry));
 		args[5] = JsonbPGetDatum(DynItemToJsonb(entry));
 
-		if (SPI_execute_plan(lsi_plan(idx, LSI_PLAN_UPSERT), args, NULL, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not write LSI entry");
+		{
+			bool		too_big;
+
+			if (DynStorageExecKeyed(lsi_plan(idx, LSI_PLAN_UPSERT), args, 4, &too_big) != SPI_OK_INSERT && !too_big)
+				elog(ERROR, "could not write LSI entry");
+			if (too_big)
+				DynValidationError("One or more parameter values were invalid: The key of the item is too large for dynindex: "
+								   "its entry in local secondary index %s takes %d bytes of keys (dynindex stores keys of up to about 2700 bytes)",
+								   idx->name, (int) (VARSIZE_ANY_EXHDR(nipk) + VARSIZE_ANY_EXHDR(nisk) +
+													 VARSIZE_ANY_EXHDR(key->pk) + VARSIZE_ANY_EXHDR(key->sk)));
+		}
 	}
 }

@@ -5,9 +5,12 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "access/xact.h"
 #include "executor/spi.h"
+#include "utils/resowner.h"
 #include "utils/builtins.h"
 
+#include "common/errors.h"
 #include "storage/storage.h"
 
 int			dynindex_table_partitions = 0;
@@ -99,6 +102,57 @@ DynKeyMake(DynTable *t, DynValue *hash, DynValue *range, DynKey *key)
 	key->sk = DynEncodeKeyBytes(t->has_range ? range : NULL, false);
 }
 
+/*
+ * Run a write plan whose first nkeys arguments (bytea) make a btree key.
+ * PostgreSQL refuses btree entries over about 2700 bytes (a third of a page;
+ * DynamoDB's keys can take 2048 + 1024 bytes, and index entries add the
+ * table's key): when the keys are that large (before compression, which may
+ * still make them fit), the write runs in a subtransaction, and the error is
+ * reported as *too_big (the return value is then 0).  Other errors propagate.
+ */
+int
+DynStorageExecKeyed(SPIPlanPtr plan, Datum *args, int nkeys, bool *too_big)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	Size		len = 0;
+	int			ret = 0;
+	int			i;
+
+	*too_big = false;
+	for (i = 0; i < nkeys; i++)
+		len += VARSIZE_ANY(DatumGetPointer(args[i]));
+	if (len < 2000)
+		return SPI_execute_plan(plan, args, NULL, false, 0);
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		ret = SPI_execute_plan(plan, args, NULL, false, 0);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			ReThrowError(edata);
+		FreeErrorData(edata);
+		*too_big = true;
+	}
+	PG_END_TRY();
+	return ret;
+}
+
 /* The table's prepared plan number which, preparing it on first use. */
 static SPIPlanPtr
 get_plan(DynTable *t, int which)
@@ -187,7 +241,13 @@ write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size)
 {
 	Datum		args[4] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk),
 	Int32GetDatum(size), JsonbPGetDatum(item)};
-	int			ret = SPI_execute_plan(get_plan(t, which), args, NULL, false, 0);
+	bool		too_big = false;
+	int			ret = DynStorageExecKeyed(get_plan(t, which), args, 2, &too_big);
+
+	if (too_big)
+		DynValidationError("One or more parameter values were invalid: The key of the item is too large for dynindex: "
+						   "its hash and range key values take %d bytes (dynindex stores keys of up to about 2700 bytes)",
+						   (int) (VARSIZE_ANY_EXHDR(key->pk) + VARSIZE_ANY_EXHDR(key->sk)));
 
 	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
 		elog(ERROR, "item write failed: %s", SPI_result_code_string(ret));

@@ -59,5 +59,7 @@ extern void DynStorageAddGuard(const char *relation);
 
 /* Item count and total size (exact). */
 extern void DynStorageStats(const char *storage, int64 *count, int64 *bytes);
+/* Run a write plan whose first nkeys args form a btree key; *too_big if the key cannot be stored. */
+extern int	DynStorageExecKeyed(SPIPlanPtr plan, Datum *args, int nkeys, bool *too_big);
 
 #endif
