@@ -984,6 +984,11 @@ class Runner:
         """-> (class, sqlstate, message)"""
         if self.in_txn:
             kind, code, msg = self.execute1(op, text, fn, "SAVEPOINT fz; ")
+            # sessions holding the locks of several requests (an explicit transaction) can
+            # deadlock with each other, e.g. two DeleteTables each of a table the other used:
+            # PostgreSQL's answer, as for any SQL; a single request cannot (one per statement)
+            if kind == "BUG" and code in ("40P01", "40001"):
+                kind = "YD"
             if kind != "CRASH":
                 try:
                     with self.conn.cursor() as c:
@@ -1077,8 +1082,11 @@ class Runner:
             return ""
         try:
             with open(self.args.server_log, errors="replace") as f:
-                if self.logpos is not None:
-                    f.seek(self.logpos)
+                if self.logpos is None:     # the first call: only what comes after
+                    f.seek(0, os.SEEK_END)
+                    self.logpos = f.tell()
+                    return ""
+                f.seek(self.logpos)
                 data = f.read()
                 self.logpos = f.tell()
             lines = [l for l in data.splitlines() if re.search(r"terminated by signal|TRAP|PANIC|Assert", l)]
