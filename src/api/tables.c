@@ -759,17 +759,6 @@ DynCreateTable(Jsonb *req)
 
 /* ---------------------------------------------------------------- others */
 
-/* Find a table for DescribeTable/DeleteTable or raise ResourceNotFoundException. */
-static DynTable *
-table_or_not_found(const char *name)
-{
-	DynTable   *t = DynCatalogGetTable(name);
-
-	if (t == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
-	return t;
-}
-
 /*
  * The table a DeleteTable or UpdateTable changes: its catalog row is locked
  * first, before any of its storage relations, so that two such requests on one
@@ -800,7 +789,7 @@ Jsonb *
 DynDescribeTable(Jsonb *req)
 {
 	RqValidate(req, table_name_only_fields);
-	return wrap("Table", describe(table_or_not_found(RqGetString(&req->root, "TableName")), "ACTIVE", true));
+	return wrap("Table", describe(DynCatalogGetTableOrNotFound(RqGetString(&req->root, "TableName")), "ACTIVE", true));
 }
 
 /* DeleteTable */
@@ -1278,7 +1267,7 @@ DynUpdateTable(Jsonb *req)
 	DynCatalogChanged();
 	CommandCounterIncrement();
 	DynCatalogRevalidate();
-	t = table_or_not_found(RqGetString(r, "TableName"));
+	t = DynCatalogGetTableOrNotFound(RqGetString(r, "TableName"));
 	if (index_change)
 		DynWorkerWake(MyDatabaseId);
 	return wrap("TableDescription", describe(t, "UPDATING", false));

@@ -76,16 +76,6 @@ ttl_attribute(const char *table, bool lock)
 	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 }
 
-static DynTable *
-ttl_table(const char *name)
-{
-	DynTable   *t = DynCatalogGetTable(name);
-
-	if (t == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
-	return t;
-}
-
 /* ---------------------------------------------------------------- operations */
 
 /* UpdateTimeToLive */
@@ -109,7 +99,7 @@ DynUpdateTimeToLive(Jsonb *req)
 					RqGetJv(spec, "AttributeName")->val.string.len);
 	enabled = DynJsonBoolean(RqGetJv(spec, "Enabled"), &ok);
 
-	ttl_table(table);
+	DynCatalogGetTableOrNotFound(table);
 	current = ttl_attribute(table, true);
 	if (enabled)
 	{
@@ -160,7 +150,7 @@ DynDescribeTimeToLive(Jsonb *req)
 
 	RqValidate(req, describe_ttl_fields);
 	table = RqGetString(&req->root, "TableName");
-	ttl_table(table);
+	DynCatalogGetTableOrNotFound(table);
 	attr = ttl_attribute(table, false);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
@@ -229,7 +219,7 @@ expire_mutator(DynTable *t, const DynValue *old, void *arg)
 static int64
 expire_table(const char *name, int max_items)
 {
-	DynTable   *t = ttl_table(name);
+	DynTable   *t = DynCatalogGetTableOrNotFound(name);
 	char	   *attr = ttl_attribute(name, false);
 	ExpiryCheck ec;
 	struct timeval tv;

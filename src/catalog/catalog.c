@@ -453,6 +453,16 @@ DynCatalogGetTable(const char *name)
 	return NULL;
 }
 
+DynTable *
+DynCatalogGetTableOrNotFound(const char *name)
+{
+	DynTable   *t = DynCatalogGetTable(name);
+
+	if (t == NULL)
+		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+	return t;
+}
+
 /*
  * DynCatalogGetTable for DeleteTable and UpdateTable, called once they hold
  * the table's catalog row lock: a catalog change committed while they waited

@@ -75,6 +75,8 @@ typedef struct DynTable
  * table's storage relation (AccessShareLock) until the end of the transaction.
  */
 extern DynTable *DynCatalogGetTable(const char *name);
+/* The same, raising ResourceNotFoundException ("Table: <name> not found") if missing. */
+extern DynTable *DynCatalogGetTableOrNotFound(const char *name);
 /* The same for DeleteTable/UpdateTable, once they hold the catalog row lock. */
 extern DynTable *DynCatalogGetTableForChange(const char *name);
 /* Bumped each time the cache is dropped after a catalog change. */

@@ -126,9 +126,7 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynCatalogRevalidate();
-	t = DynCatalogGetTable(name);
-	if (t == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+	t = DynCatalogGetTableOrNotFound(name);
 	args[0] = Int64GetDatum(t->num);
 	if (SPI_execute_with_args("SELECT max(id) FROM dynindex.gsi_changes WHERE table_num = $1",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)

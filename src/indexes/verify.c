@@ -191,9 +191,7 @@ dynindex_verify_indexes(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	t = DynCatalogGetTable(name);
-	if (t == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
+	t = DynCatalogGetTableOrNotFound(name);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "verify_indexes", ALLOCSET_DEFAULT_SIZES);
 	for (i = 0; i < t->nindexes; i++)
 	{
