@@ -279,7 +279,16 @@ DynGsiApplyBatch(int limit)
 		}
 		{
 			int64	   *writes = palloc0(sizeof(int64) * Max(1, t->nindexes));
+			bool	   *live = palloc0(sizeof(bool) * Max(1, t->nindexes));
 			int64		distinct = 0;
+
+			/*
+			 * Lock each GSI's storage after the table's (the order requests
+			 * and DeleteTable use); one an UpdateTable dropped meanwhile is
+			 * skipped, its entries went with it.
+			 */
+			for (j = 0; j < t->nindexes; j++)
+				live[j] = t->indexes[j].is_global && DynCatalogLockIndex(&t->indexes[j]);
 
 			for (; i < n && changes[i].table_num == num; i++)
 			{
@@ -296,11 +305,11 @@ DynGsiApplyBatch(int limit)
 				if (DynStorageGet(t, &key, false, &stored))
 					item = DynItemFromStored(stored.item);
 				for (j = 0; j < t->nindexes; j++)
-					if (t->indexes[j].is_global)
+					if (live[j])
 						writes[j] += sync_entry(t, &t->indexes[j], key.pk, key.sk, item);
 			}
 			for (j = 0; j < t->nindexes; j++)
-				if (t->indexes[j].is_global)
+				if (live[j])
 					count_applied(t, &t->indexes[j], distinct, writes[j]);
 		}
 	}
@@ -394,8 +403,8 @@ DynGsiBackfillStep(void)
 	for (i = 0; i < t->nindexes; i++)
 		if (strcmp(t->indexes[i].name, index_name) == 0)
 			idx = &t->indexes[i];
-	if (idx == NULL)
-		goto done;
+	if (idx == NULL || !DynCatalogLockIndex(idx))
+		goto done;				/* the index was deleted meanwhile */
 
 	/*
 	 * Before the first chunk, wait for every transaction that is writing the
