@@ -25,6 +25,24 @@
 /* DynamoDB's limit on the size of one HTTP request body (16 MB). */
 #define GW_MAX_REQUEST_BYTES (16 * 1024 * 1024)
 
+/* ---- compress.c ---- */
+/* DynamoDB compresses responses of this many bytes or more, if asked to. */
+#define GW_COMPRESS_THRESHOLD 4096
+#define GW_ENC_NONE 0
+#define GW_ENC_GZIP 1
+#define GW_ENC_DEFLATE 2
+#define GW_GUNZIP_OK 0
+#define GW_GUNZIP_CORRUPT (-1)
+#define GW_GUNZIP_TOO_LARGE (-2)
+#define GW_GUNZIP_OOM (-3)
+struct Buf;
+/* Inflate one or more concatenated gzip members into out (at most max_out bytes). */
+extern int	gw_gunzip(const char *in, size_t len, size_t max_out, struct Buf *out);
+/* The coding to answer with, from an Accept-Encoding header (NULL: none). */
+extern int	gw_accept_encoding(const char *header);
+/* Compress (GW_ENC_GZIP or GW_ENC_DEFLATE) into a malloc'd *out. */
+extern bool gw_compress(int enc, const char *in, size_t len, char **out, size_t *out_len);
+
 /* ---- util.c ---- */
 typedef struct Buf
 {

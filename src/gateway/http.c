@@ -27,6 +27,13 @@
 
 #define TARGET_PREFIX "DynamoDB_20120810."
 #define HEALTH_BODY "healthy: dynamodb.us-east-1.amazonaws.com "
+/* DynamoDB's responses carry "Server: Server". */
+#define GW_SERVER_HEADER "Server"
+/*
+ * Response headers a browser script may read (CORS), sent with
+ * Access-Control-Allow-Origin; the list AWS's JSON-protocol endpoints send.
+ */
+#define GW_CORS_EXPOSE "x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date"
 #define MAX_HEADERS 128
 /* After the body passed the limit, discard at most this much more. */
 #define MAX_DISCARD ((size_t) 4 * GW_MAX_REQUEST_BYTES)
@@ -155,6 +162,7 @@ respond(struct MHD_Connection *c, int status, char *body, size_t len,
 	enum MHD_Result ret;
 	char		crc[16];
 	const char *origin;
+	int			enc = GW_ENC_NONE;
 
 	if (body == NULL)
 	{
@@ -163,20 +171,50 @@ respond(struct MHD_Connection *c, int status, char *body, size_t len,
 		if (body == NULL)
 			return MHD_NO;
 	}
+	/*
+	 * A client that accepts gzip or deflate gets bodies of 4 KB or more
+	 * compressed; x-amz-crc32 is then the CRC of the compressed bytes.
+	 */
+	if (len >= GW_COMPRESS_THRESHOLD)
+	{
+		enc = gw_accept_encoding(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+															 MHD_HTTP_HEADER_ACCEPT_ENCODING));
+		if (enc != GW_ENC_NONE)
+		{
+			char	   *z;
+			size_t		zlen;
+
+			if (gw_compress(enc, body, len, &z, &zlen))
+			{
+				free(body);
+				body = z;
+				len = zlen;
+			}
+			else
+				enc = GW_ENC_NONE;
+		}
+	}
 	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
 	if (r == NULL)
 	{
 		free(body);
 		return MHD_NO;
 	}
+	if (enc != GW_ENC_NONE)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+								enc == GW_ENC_GZIP ? "gzip" : "deflate");
 	snprintf(crc, sizeof(crc), "%lu", crc32(crc32(0L, Z_NULL, 0), (const Bytef *) body, (uInt) len));
+	MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GW_SERVER_HEADER);
 	MHD_add_response_header(r, "x-amzn-RequestId", reqid);
 	MHD_add_response_header(r, "x-amz-crc32", crc);
 	if (content_type)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
 	if (origin)
+	{
 		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+		MHD_add_response_header(r, "Access-Control-Expose-Headers", GW_CORS_EXPOSE);
+	}
 	ret = MHD_queue_response(c, (unsigned int) status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -359,8 +397,10 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 
 		if (r == NULL)
 			return MHD_NO;
+		MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GW_SERVER_HEADER);
 		MHD_add_response_header(r, "x-amzn-RequestId", reqid);
 		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
+		MHD_add_response_header(r, "Access-Control-Expose-Headers", GW_CORS_EXPOSE);
 		if (h)
 			MHD_add_response_header(r, "Access-Control-Allow-Headers", h);
 		if (m)
@@ -456,6 +496,51 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 		}
 		if (auth.region[0])
 			region = auth.region;
+	}
+
+	/*
+	 * A compressed request (the SDKs' request compression): DynamoDB takes
+	 * gzip only; another coding, or a body that is not gzip, is its HTTP 500
+	 * InternalServerError.  The signature covers the compressed bytes, so
+	 * this comes after authentication.  The inflated body has the same 16 MB
+	 * limit as an uncompressed one.
+	 */
+	{
+		const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+													 MHD_HTTP_HEADER_CONTENT_ENCODING);
+
+		if (ce && *ce && strcasecmp(ce, "identity") != 0)
+		{
+			Buf			plain;
+			int			zr = GW_GUNZIP_CORRUPT;
+
+			buf_init(&plain);
+			if (strcasecmp(ce, "gzip") == 0)
+				zr = gw_gunzip(req->body.data ? req->body.data : "", req->body.len,
+							   GW_MAX_REQUEST_BYTES, &plain);
+			if (zr != GW_GUNZIP_OK)
+			{
+				buf_free(&plain);
+				if (zr == GW_GUNZIP_TOO_LARGE)
+				{
+					char		m[128];
+					GwError		e;
+
+					snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
+							 GW_MAX_REQUEST_BYTES);
+					gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
+					status = 413;
+					ret = respond(c, 413, e.body, e.body_len, resp_ctype, reqid);
+				}
+				else
+					ret = respond_error(c, "InternalServerError", "Internal server error",
+										resp_ctype, reqid, &status);
+				log_request(req, method, op, status);
+				return ret;
+			}
+			buf_free(&req->body);
+			req->body = plain;
+		}
 	}
 
 	/* The body must be a JSON object; PostgreSQL's jsonb input checks the rest. */

@@ -188,6 +188,73 @@ test_request_id(void)
 	CHECK(strcmp(a, b) != 0, "ids differ");
 }
 
+/* Accept-Encoding choices DynamoDB makes (as Alternator's tests record them). */
+static void
+test_accept_encoding(void)
+{
+	static const struct
+	{
+		const char *h;
+		int			enc;
+	}			cases[] = {
+		{"identity", GW_ENC_NONE}, {"", GW_ENC_NONE}, {"br", GW_ENC_NONE}, {"x-gzip", GW_ENC_NONE},
+		{"gzip, deflate", GW_ENC_GZIP}, {"br, identity, deflate, gzip", GW_ENC_DEFLATE},
+		{"GZIP, identity", GW_ENC_GZIP}, {"dog, gzip ,, cat", GW_ENC_GZIP},
+		{"br, gzip;q=0, deflate; q = 0.5 , identity;q=0", GW_ENC_DEFLATE},
+		{"*", GW_ENC_GZIP}, {"*, deflate", GW_ENC_DEFLATE}, {"*, gzip;q=0.5", GW_ENC_DEFLATE},
+		{"*;q=0", GW_ENC_NONE}, {"gzip ;q=0", GW_ENC_NONE}, {"\"gzip\"", GW_ENC_NONE},
+		{"gzip br", GW_ENC_NONE}, {"gzip:q=1", GW_ENC_NONE}, {"gzip;q=31,deflate;q=51", GW_ENC_GZIP},
+		{"deflate;q=0.5, gzip;q=1;q=0.2", GW_ENC_GZIP}, {"deflate;q=0.5,gzip;q=0.", GW_ENC_DEFLATE},
+		{"deflate;q=0.5,gzip;q=0.x", GW_ENC_GZIP}, {"deflate;q=-0.5,gzip;q=0.2", GW_ENC_GZIP},
+		{"gzip;nq=1;q=0 ", GW_ENC_NONE}, {"gzip;q=0, gzip;q=1, gzip;q=0", GW_ENC_GZIP},
+		{"br,identity;q=0.5,gzip;q=0.0001", GW_ENC_GZIP},
+	};
+
+	CHECK(gw_accept_encoding(NULL) == GW_ENC_NONE, "no header");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(gw_accept_encoding(cases[i].h) == cases[i].enc, "Accept-Encoding: %s", cases[i].h);
+}
+
+/* gzip round trip, concatenated members, and the failures that are HTTP 500. */
+static void
+test_gunzip(void)
+{
+	const char *text = "{\"TableName\":\"t\"}";
+	char	   *z1,
+			   *z2;
+	size_t		n1,
+				n2;
+	char		both[512];
+	Buf			out;
+
+	CHECK(gw_compress(GW_ENC_GZIP, text, 5, &z1, &n1), "compress 1");
+	CHECK(gw_compress(GW_ENC_GZIP, text + 5, strlen(text) - 5, &z2, &n2), "compress 2");
+	memcpy(both, z1, n1);
+	memcpy(both + n1, z2, n2);
+	buf_init(&out);
+	CHECK(gw_gunzip(both, n1 + n2, 1000, &out) == GW_GUNZIP_OK && strcmp(out.data, text) == 0,
+		  "two members");
+	buf_free(&out);
+	buf_init(&out);
+	CHECK(gw_gunzip(both, n1 + n2 - 1, 1000, &out) == GW_GUNZIP_CORRUPT, "cut short");
+	buf_free(&out);
+	memcpy(both + n1, "junk", 4);
+	buf_init(&out);
+	CHECK(gw_gunzip(both, n1 + 4, 1000, &out) == GW_GUNZIP_CORRUPT, "trailing junk");
+	buf_free(&out);
+	buf_init(&out);
+	CHECK(gw_gunzip("", 0, 1000, &out) == GW_GUNZIP_CORRUPT, "empty");
+	buf_free(&out);
+	buf_init(&out);
+	CHECK(gw_gunzip(text, strlen(text), 1000, &out) == GW_GUNZIP_CORRUPT, "not gzip");
+	buf_free(&out);
+	buf_init(&out);
+	CHECK(gw_gunzip(both, n1 + n2, 3, &out) == GW_GUNZIP_TOO_LARGE, "limit");
+	buf_free(&out);
+	free(z1);
+	free(z2);
+}
+
 int
 gw_self_test(void)
 {
@@ -195,6 +262,8 @@ gw_self_test(void)
 	test_sigv4_checks();
 	test_error_mapping();
 	test_request_id();
+	test_accept_encoding();
+	test_gunzip();
 	printf("dynindex-gateway self-test: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }

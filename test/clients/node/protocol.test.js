@@ -77,3 +77,36 @@ test('keep-alive: many requests, concurrently', async () => {
   const results = await Promise.all(Array.from({ length: 64 }, () => post('DynamoDB_20120810.ListTables', '{}')));
   for (const r of results) assert.equal(r.res.status, 200);
 });
+
+test('DynamoDB headers: Server, and CORS Access-Control-Expose-Headers with an Origin', async () => {
+  const { res } = await post('DynamoDB_20120810.ListTables', '{}', { Origin: 'http://example.com/' });
+  assert.equal(res.headers.get('server'), 'Server');
+  assert.equal(res.headers.get('access-control-allow-origin'), '*');
+  assert.equal(res.headers.get('access-control-expose-headers'),
+    'x-amzn-RequestId,x-amzn-ErrorType,x-amzn-ErrorMessage,Date');
+  const pre = await fetch(endpoint + '/', { method: 'OPTIONS', headers: { Origin: 'http://example.com/' } });
+  assert.equal(pre.status, 200);
+  assert.equal(pre.headers.get('server'), 'Server');
+  assert.ok(pre.headers.get('access-control-expose-headers'));
+  assert.ok(pre.headers.get('access-control-max-age'));
+  const plain = await post('DynamoDB_20120810.ListTables', '{}');
+  assert.equal(plain.res.headers.get('access-control-expose-headers'), null);
+});
+
+test('gzip request bodies; other codings or broken gzip are HTTP 500', async () => {
+  const body = '{"TableName":"no_such_table_gz","Key":{"pk":{"S":"a"}}}';
+  const gz = zlib.gzipSync(Buffer.from(body));
+  let r = await post('DynamoDB_20120810.GetItem', gz, { 'Content-Encoding': 'gzip' });
+  assert.equal(r.res.status, 400);
+  assert.equal(r.json.__type, 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException');
+  // two concatenated gzip members are one body
+  const two = Buffer.concat([zlib.gzipSync(Buffer.from(body.slice(0, 10))), zlib.gzipSync(Buffer.from(body.slice(10)))]);
+  r = await post('DynamoDB_20120810.GetItem', two, { 'Content-Encoding': 'gzip' });
+  assert.equal(r.json.__type, 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException');
+  for (const [enc, b] of [['gzip', body], ['garbage', body], ['gzip', gz.subarray(0, gz.length - 1)],
+    ['gzip', Buffer.concat([gz, Buffer.from('junk')])], ['gzip', '']]) {
+    r = await post('DynamoDB_20120810.GetItem', b, { 'Content-Encoding': enc });
+    assert.equal(r.res.status, 500, enc);
+    assert.equal(r.json.__type, 'com.amazonaws.dynamodb.v20120810#InternalServerError');
+  }
+});
