@@ -109,6 +109,8 @@ gw_error_make(GwError *e, const char *name, const char *message, const char *det
 	else
 		e->status = 400;
 	e->body = buf_steal(&b, &e->body_len);
+	if (e->body)
+		e->body_len = gw_json_compact(e->body, e->body_len);	/* DETAIL is jsonb output */
 	if (e->body == NULL)
 	{
 		e->status = 500;

@@ -61,6 +61,13 @@ extern void buf_printf(Buf *b, const char *fmt,...) __attribute__((format(printf
 extern void buf_json_string(Buf *b, const char *s);
 /* Detach the data (NUL-terminated); the caller frees it. */
 extern char *buf_steal(Buf *b, size_t *len);
+/*
+ * Remove the whitespace outside strings from JSON text (in place; the result
+ * is NUL-terminated if s[len] was): PostgreSQL's jsonb output puts a space
+ * after every ':' and ',', DynamoDB's responses have none.  Returns the new
+ * length.
+ */
+extern size_t gw_json_compact(char *s, size_t len);
 
 /* 52 random uppercase letters and digits, NUL-terminated (buffer of 53). */
 extern void gw_request_id(char out[53]);

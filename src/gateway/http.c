@@ -590,6 +590,8 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 			/* DynamoDB answers these two with an empty body, not "{}". */
 			if (strcmp(op, "TagResource") == 0 || strcmp(op, "UntagResource") == 0)
 				db.json_len = 0;
+			else
+				db.json_len = gw_json_compact(db.json, db.json_len);
 			ret = respond(c, 200, db.json, db.json_len, resp_ctype, reqid);
 			db.json = NULL;
 			status = 200;

@@ -127,6 +127,16 @@ expect_error(const char *sqlstate, const char *message, const char *detail,
 }
 
 static void
+test_json_compact(void)
+{
+	char		a[] = "{\"a\": 1, \"b\": [1, 2, {\"c\": null}],\n \"s\": \"x y, z: w \\\"q\\\" \\\\\", \"t\": \"\\\\\"}";
+	const char *want = "{\"a\":1,\"b\":[1,2,{\"c\":null}],\"s\":\"x y, z: w \\\"q\\\" \\\\\",\"t\":\"\\\\\"}";
+	size_t		n = gw_json_compact(a, strlen(a));
+
+	CHECK(n == strlen(want) && strcmp(a, want) == 0, "json compact: got %s", a);
+}
+
+static void
 test_error_mapping(void)
 {
 	GwError		e;
@@ -137,7 +147,7 @@ test_error_mapping(void)
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"Requested resource not found\"}");
 	expect_error("YD004", "ConditionalCheckFailedException: The conditional request failed",
 				 "{\"Item\": {\"pk\": {\"S\": \"a\"}}}", 400,
-				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException\",\"message\":\"The conditional request failed\",\"Item\": {\"pk\": {\"S\": \"a\"}}}");
+				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException\",\"message\":\"The conditional request failed\",\"Item\":{\"pk\":{\"S\":\"a\"}}}");
 	expect_error("YD005", "TransactionCanceledException: Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]",
 				 "{\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The conditional request failed\"}]}", 400,
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#TransactionCanceledException\",\"Message\":\"Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]\",\"CancellationReasons\":[{\"Code\":\"None\"},{\"Code\":\"ConditionalCheckFailed\",\"Message\":\"The conditional request failed\"}]}");
@@ -260,6 +270,7 @@ gw_self_test(void)
 {
 	test_sigv4_vector();
 	test_sigv4_checks();
+	test_json_compact();
 	test_error_mapping();
 	test_request_id();
 	test_accept_encoding();

@@ -161,6 +161,37 @@ buf_steal(Buf *b, size_t *len)
 	return d;
 }
 
+size_t
+gw_json_compact(char *s, size_t len)
+{
+	size_t		o = 0;
+	bool		in_string = false;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		char		ch = s[i];
+
+		if (in_string)
+		{
+			s[o++] = ch;
+			if (ch == '\\' && i + 1 < len)
+				s[o++] = s[++i];
+			else if (ch == '"')
+				in_string = false;
+		}
+		else if (ch == '"')
+		{
+			in_string = true;
+			s[o++] = ch;
+		}
+		else if (ch != ' ' && ch != '\t' && ch != '\n' && ch != '\r')
+			s[o++] = ch;
+	}
+	if (o < len)
+		s[o] = '\0';
+	return o;
+}
+
 void
 gw_request_id(char out[53])
 {

@@ -110,3 +110,27 @@ test('gzip request bodies; other codings or broken gzip are HTTP 500', async () 
     assert.equal(r.json.__type, 'com.amazonaws.dynamodb.v20120810#InternalServerError');
   }
 });
+
+test('responses are compact JSON like DynamoDB\'s (no space after ":" or ","), strings untouched', async () => {
+  const r = await post('DynamoDB_20120810.DescribeLimits', '{}');
+  assert.equal(r.res.status, 200);
+  assert.doesNotMatch(r.text, /[:,] /);
+  assert.equal(r.json.AccountMaxReadCapacityUnits, 80000);
+  const t = `compact_${process.pid}`;
+  await post('DynamoDB_20120810.CreateTable', JSON.stringify({
+    TableName: t, BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+  }));
+  const item = { pk: { S: 'a, b: "c" \\ d' }, l: { L: [{ N: '1' }, { S: ' x ' }] } };
+  await post('DynamoDB_20120810.PutItem', JSON.stringify({ TableName: t, Item: item }));
+  const g = await post('DynamoDB_20120810.GetItem', JSON.stringify({ TableName: t, Key: { pk: item.pk } }));
+  assert.deepEqual(g.json.Item, item);
+  assert.equal(g.text.length, JSON.stringify(g.json).length);
+  const e = await post('DynamoDB_20120810.PutItem', JSON.stringify({
+    TableName: t, Item: item, ConditionExpression: 'attribute_not_exists(pk)', ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+  }));
+  assert.equal(e.res.status, 400);
+  assert.deepEqual(e.json.Item, item);
+  assert.equal(e.text.length, JSON.stringify(e.json).length);
+  await post('DynamoDB_20120810.DeleteTable', JSON.stringify({ TableName: t }));
+});
