@@ -774,12 +774,7 @@ RqPushKey(JsonbParseState **st, const char *key)
 void
 RqPushString(JsonbParseState **st, JsonbIteratorToken tok, const char *s)
 {
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = strlen(s);
-	pushJsonbValue(st, tok, &v);
+	DynPushJsonbString(st, tok, s, strlen(s));
 }
 
 /* Push a number given as a double. */

@@ -516,9 +516,8 @@ DynItemFromStored(Jsonb *jb)
 
 /* ---------------------------------------------------------------- output */
 
-/* Push a jsonb string. */
-static void
-push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len)
+void
+DynPushJsonbString(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len)
 {
 	JsonbValue	v;
 
@@ -528,14 +527,13 @@ push_string(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int 
 	pushJsonbValue(state, tok, &v);
 }
 
-/* Push raw bytes as base64 text. */
-static void
-push_base64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len)
+void
+DynPushJsonbBase64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len)
 {
 	char	   *buf = palloc(pg_b64_enc_len(len) + 1);
 	int			n = pg_b64_encode(data, len, buf, pg_b64_enc_len(len));
 
-	push_string(state, tok, buf, n);
+	DynPushJsonbString(state, tok, buf, n);
 }
 
 /* Push the members of a map as a jsonb object. */
@@ -547,7 +545,7 @@ push_map_members(JsonbParseState **state, const DynValue *map)
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
 	for (i = 0; i < map->n; i++)
 	{
-		push_string(state, WJB_KEY, map->u.attrs[i].name, map->u.attrs[i].namelen);
+		DynPushJsonbString(state, WJB_KEY, map->u.attrs[i].name, map->u.attrs[i].namelen);
 		DynValuePushJsonb(state, map->u.attrs[i].value);
 	}
 	pushJsonbValue(state, WJB_END_OBJECT, NULL);
@@ -562,15 +560,15 @@ DynValuePushJsonb(JsonbParseState **state, const DynValue *v)
 
 	check_stack_depth();
 	pushJsonbValue(state, WJB_BEGIN_OBJECT, NULL);
-	push_string(state, WJB_KEY, DynTypeName(v->type), strlen(DynTypeName(v->type)));
+	DynPushJsonbString(state, WJB_KEY, DynTypeName(v->type), strlen(DynTypeName(v->type)));
 	switch (v->type)
 	{
 		case DYN_S:
 		case DYN_N:
-			push_string(state, WJB_VALUE, v->u.str.data, v->u.str.len);
+			DynPushJsonbString(state, WJB_VALUE, v->u.str.data, v->u.str.len);
 			break;
 		case DYN_B:
-			push_base64(state, WJB_VALUE, v->u.str.data, v->u.str.len);
+			DynPushJsonbBase64(state, WJB_VALUE, v->u.str.data, v->u.str.len);
 			break;
 		case DYN_BOOL:
 		case DYN_NULL:
@@ -585,9 +583,9 @@ DynValuePushJsonb(JsonbParseState **state, const DynValue *v)
 			for (i = 0; i < v->n; i++)
 			{
 				if (v->type == DYN_BS)
-					push_base64(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
+					DynPushJsonbBase64(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
 				else
-					push_string(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
+					DynPushJsonbString(state, WJB_ELEM, v->u.elems[i].u.str.data, v->u.elems[i].u.str.len);
 			}
 			pushJsonbValue(state, WJB_END_ARRAY, NULL);
 			break;
@@ -615,7 +613,7 @@ DynItemToJsonbValue(const DynValue *item)
 	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 	for (i = 0; i < item->n; i++)
 	{
-		push_string(&state, WJB_KEY, item->u.attrs[i].name, item->u.attrs[i].namelen);
+		DynPushJsonbString(&state, WJB_KEY, item->u.attrs[i].name, item->u.attrs[i].namelen);
 		DynValuePushJsonb(&state, item->u.attrs[i].value);
 	}
 	return pushJsonbValue(&state, WJB_END_OBJECT, NULL);

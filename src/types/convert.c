@@ -15,7 +15,6 @@
 #include "postgres.h"
 
 #include "fmgr.h"
-#include "common/base64.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
@@ -29,18 +28,6 @@ PG_FUNCTION_INFO_V1(dynindex_from_plain);
 PG_FUNCTION_INFO_V1(dynindex_encode_key);
 
 /* ---------------------------------------------------------------- to_plain */
-
-/* Push a jsonb string. */
-static void
-push_str(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len)
-{
-	JsonbValue	v;
-
-	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = len;
-	pushJsonbValue(st, tok, &v);
-}
 
 /* Push a canonical DynamoDB number as an exact jsonb number. */
 static void
@@ -56,16 +43,6 @@ push_number(JsonbParseState **st, JsonbIteratorToken tok, const char *s, int len
 	pushJsonbValue(st, tok, &v);
 }
 
-/* Push raw bytes as a base64 string. */
-static void
-push_b64(JsonbParseState **st, JsonbIteratorToken tok, const char *data, int len)
-{
-	char	   *buf = palloc(pg_b64_enc_len(len) + 1);
-	int			n = pg_b64_encode(data, len, buf, pg_b64_enc_len(len));
-
-	push_str(st, tok, buf, n);
-}
-
 /* Push one value in plain JSON; returns the finished value at the top level. */
 static JsonbValue *
 push_plain(JsonbParseState **st, JsonbIteratorToken tok, const DynValue *v)
@@ -77,13 +54,13 @@ push_plain(JsonbParseState **st, JsonbIteratorToken tok, const DynValue *v)
 	switch (v->type)
 	{
 		case DYN_S:
-			push_str(st, tok, v->u.str.data, v->u.str.len);
+			DynPushJsonbString(st, tok, v->u.str.data, v->u.str.len);
 			break;
 		case DYN_N:
 			push_number(st, tok, v->u.str.data, v->u.str.len);
 			break;
 		case DYN_B:
-			push_b64(st, tok, v->u.str.data, v->u.str.len);
+			DynPushJsonbBase64(st, tok, v->u.str.data, v->u.str.len);
 			break;
 		case DYN_BOOL:
 			jv.type = jbvBool;
@@ -106,7 +83,7 @@ push_plain(JsonbParseState **st, JsonbIteratorToken tok, const DynValue *v)
 			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 			for (i = 0; i < v->n; i++)
 			{
-				push_str(st, WJB_KEY, v->u.attrs[i].name, v->u.attrs[i].namelen);
+				DynPushJsonbString(st, WJB_KEY, v->u.attrs[i].name, v->u.attrs[i].namelen);
 				push_plain(st, WJB_VALUE, v->u.attrs[i].value);
 			}
 			return pushJsonbValue(st, WJB_END_OBJECT, NULL);
@@ -256,23 +233,23 @@ push_typed(JsonbParseState **st, JsonbIteratorToken tok, JsonbValue *v, bool set
 	switch (v->type)
 	{
 		case jbvString:
-			push_str(st, WJB_KEY, "S", 1);
+			DynPushJsonbString(st, WJB_KEY, "S", 1);
 			pushJsonbValue(st, WJB_VALUE, v);
 			break;
 		case jbvNumeric:
 			{
 				char	   *canon = canonical_number(v->val.numeric);
 
-				push_str(st, WJB_KEY, "N", 1);
-				push_str(st, WJB_VALUE, canon, strlen(canon));
+				DynPushJsonbString(st, WJB_KEY, "N", 1);
+				DynPushJsonbString(st, WJB_VALUE, canon, strlen(canon));
 				break;
 			}
 		case jbvBool:
-			push_str(st, WJB_KEY, "BOOL", 4);
+			DynPushJsonbString(st, WJB_KEY, "BOOL", 4);
 			pushJsonbValue(st, WJB_VALUE, v);
 			break;
 		case jbvNull:
-			push_str(st, WJB_KEY, "NULL", 4);
+			DynPushJsonbString(st, WJB_KEY, "NULL", 4);
 			b.type = jbvBool;
 			b.val.boolean = true;
 			pushJsonbValue(st, WJB_VALUE, &b);
@@ -284,7 +261,7 @@ push_typed(JsonbParseState **st, JsonbIteratorToken tok, JsonbValue *v, bool set
 				JsonbValue	kv;
 				JsonbIteratorToken t;
 
-				push_str(st, WJB_KEY, "M", 1);
+				DynPushJsonbString(st, WJB_KEY, "M", 1);
 				pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 				while ((t = JsonbIteratorNext(&it, &kv, true)) != WJB_DONE)
 				{
@@ -301,7 +278,7 @@ push_typed(JsonbParseState **st, JsonbIteratorToken tok, JsonbValue *v, bool set
 				JsonbValue *elems = container_elems(v->val.binary.data, &n);
 				DynType		t = sets ? array_set_type(elems, n) : DYN_L;
 
-				push_str(st, WJB_KEY, DynTypeName(t), strlen(DynTypeName(t)));
+				DynPushJsonbString(st, WJB_KEY, DynTypeName(t), strlen(DynTypeName(t)));
 				pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
 				for (i = 0; i < n; i++)
 				{
@@ -311,7 +288,7 @@ push_typed(JsonbParseState **st, JsonbIteratorToken tok, JsonbValue *v, bool set
 					{
 						char	   *canon = canonical_number(elems[i].val.numeric);
 
-						push_str(st, WJB_ELEM, canon, strlen(canon));
+						DynPushJsonbString(st, WJB_ELEM, canon, strlen(canon));
 					}
 					else
 						push_typed(st, WJB_ELEM, &elems[i], sets, depth + 1);

@@ -109,6 +109,9 @@ extern void DynCheckAttributeNameLength(int len);
 /* Parse a stored item (already validated; no checks). */
 extern DynValue *DynItemFromStored(Jsonb *jb);
 
+/* Push a string of len bytes / raw bytes as base64 text into a jsonb being built. */
+extern void DynPushJsonbString(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len);
+extern void DynPushJsonbBase64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len);
 /* Append a value (typed JSON) to a jsonb being built. */
 extern void DynValuePushJsonb(JsonbParseState **state, const DynValue *v);
 /* Build a jsonb of an item / value. */
