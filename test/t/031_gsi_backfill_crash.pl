@@ -37,6 +37,11 @@ while ($node->safe_psql('postgres', q{SELECT backfill_pk IS NOT NULL FROM dynind
 	BAIL_OUT('the backfill did not start') if time > $deadline;
 	usleep(20_000);
 }
+# The worker commits with synchronous_commit = off (a lost chunk is only redone),
+# so the position seen may not be on disk yet.  A synchronously committed
+# transaction flushes the WAL up to its own commit, past the position's: from
+# here the position is durable, and the crash tests that it is used.
+$node->safe_psql('postgres', 'SELECT txid_current()');
 ok(crash_node($node), 'postmaster and backends are gone');
 
 # recovery without the worker: the backfill state survived the crash
