@@ -14,6 +14,9 @@
 
 PG_MODULE_MAGIC;
 
+char	   *dynindex_region = NULL;
+char	   *dynindex_account_id = NULL;
+
 void		_PG_init(void);
 
 /* Module initialization. */
@@ -24,6 +27,14 @@ _PG_init(void)
 							"Number of hash partitions (on the partition key) for new tables; 0 for none.",
 							NULL, &dynindex_table_partitions, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex.region",
+							   "Region named in ARNs (the gateway sets the region of the request's credential scope).",
+							   NULL, &dynindex_region, "ddblocal",
+							   PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex.account_id",
+							   "Account id named in ARNs.",
+							   NULL, &dynindex_account_id, "000000000000",
+							   PGC_USERSET, 0, NULL, NULL, NULL);
 	DynWorkerInit();
 	DynCollectionInit();
 	MarkGUCPrefixReserved("dynindex");

@@ -138,7 +138,14 @@ DynCatalogChanged(void)
 char *
 DynTableArn(const char *table_name)
 {
-	return psprintf("arn:aws:dynamodb:ddblocal:000000000000:table/%s", table_name);
+	return psprintf("%stable/%s", DynArnPrefix(), table_name);
+}
+
+/* "arn:aws:dynamodb:<region>:<account>:" from dynindex.region and dynindex.account_id. */
+char *
+DynArnPrefix(void)
+{
+	return psprintf("arn:aws:dynamodb:%s:%s:", dynindex_region, dynindex_account_id);
 }
 
 /* Copy a jsonb datum into the current context. */

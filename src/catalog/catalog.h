@@ -91,7 +91,12 @@ extern void DynCatalogRevalidate(void);
 extern bool DynCatalogIsStale(void);
 /* Register the invalidation callback (from _PG_init). */
 extern void DynCatalogInit(void);
-/* ARN of a table. */
+/* ARN of a table: DynArnPrefix() + "table/<name>". */
 extern char *DynTableArn(const char *table_name);
+/* "arn:aws:dynamodb:<region>:<account>:" (GUCs dynindex.region, dynindex.account_id). */
+extern char *DynArnPrefix(void);
+/* GUCs: the region and account id that ARNs carry (the gateway sets the region per request). */
+extern char *dynindex_region;
+extern char *dynindex_account_id;
 
 #endif
