@@ -232,20 +232,6 @@ typedef struct WriteOp
 	DynKey		key;
 } WriteOp;
 
-/* BatchWriteItem's put mutation. */
-static DynValue *
-batch_put(DynTable *t, const DynValue *old, void *arg)
-{
-	return (DynValue *) arg;
-}
-
-/* BatchWriteItem's delete mutation. */
-static DynValue *
-batch_delete(DynTable *t, const DynValue *old, void *arg)
-{
-	return NULL;
-}
-
 /*
  * ItemCollectionMetrics of a BatchWriteItem (ReturnItemCollectionMetrics=SIZE):
  * table name -> one metrics object per write to a table with an LSI.
@@ -343,7 +329,7 @@ DynBatchWriteItem(Jsonb *req)
 		for (j = 0; j < nops[i]; j++)
 		{
 			if (ops[i][j].item)
-				DynItemsKeyFromItem(tables[i], ops[i][j].item, &ops[i][j].key);
+				DynWriteKeyFromItem(tables[i], ops[i][j].item, &ops[i][j].key);
 			else
 				DynItemsParseKey(tables[i], RqGetJv(RqGetJv(&reqs[j], "DeleteRequest"), "Key"), &ops[i][j].key);
 			keys[j] = ops[i][j].key;
@@ -359,27 +345,13 @@ DynBatchWriteItem(Jsonb *req)
 		{
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
+			/* the old item is read only when capacity needs it (or an LSI, or a stream) */
+			int			flags = mode != DYN_CAP_NONE ? DYN_WRITE_NEED_OLD : 0;
 
-			if (mode == DYN_CAP_NONE && !DynTableHasLsi(tables[i]))
-			{
-				/* nothing needs the old item: see PutItem */
-				if (op->item)
-				{
-					if (tables[i]->nindexes > 0)
-						DynIndexesCheckItem(tables[i], op->item);
-					DynStorageUpsert(tables[i], &op->key, DynItemToJsonb(op->item),
-									 (int32) DynItemSize(op->item));
-				}
-				else if (!DynStorageDelete(tables[i], &op->key, NULL))
-					continue;
-				DynItemsFastWriteDone(tables[i], &op->key);
-				continue;
-			}
 			if (op->item)
-				DynItemsModify(tables[i], &op->key, batch_put, op->item,
-							   "Item size has exceeded the maximum allowed size", &res);
+				DynWritePut(tables[i], &op->key, op->item, flags, &res);
 			else
-				DynItemsModify(tables[i], &op->key, batch_delete, NULL, "", &res);
+				DynWriteDelete(tables[i], &op->key, flags, &res);
 			if (mode != DYN_CAP_NONE)
 				DynCapacityAddWrite(&caps[i], res.old, res.oldsize, res.new, res.newsize);
 		}

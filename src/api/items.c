@@ -1,5 +1,6 @@
 /*
- * items.c — PutItem, GetItem, DeleteItem and the item write path.
+ * items.c — PutItem, GetItem, DeleteItem (their writes go through
+ * src/write/, the one write path).
  */
 #include "postgres.h"
 
@@ -105,91 +106,14 @@ DynItemsGetTable(const char *name)
 	return t;
 }
 
-/* Check a key value's size. */
-static void
-check_key_size(const DynValue *v, bool is_hash)
-{
-	if (v->type == DYN_N)
-		return;
-	if (is_hash && v->u.str.len > DYN_MAX_HASH_KEY_SIZE)
-		DynValidationError("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
-	if (!is_hash && v->u.str.len > DYN_MAX_RANGE_KEY_SIZE)
-		DynValidationError("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
-}
-
-/* Check one key attribute of a Key parameter. */
-static DynValue *
-key_piece(DynValue *keymap, const DynKeyAttr *ka, bool is_hash)
-{
-	DynValue   *v = DynMapGetStr(keymap, ka->name);
-
-	if (v == NULL || v->type != ka->type)
-		DynValidationError("The provided key element does not match the schema");
-	if (v->type != DYN_N && v->u.str.len == 0)
-		DynValidationError("One or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
-						   v->type == DYN_S ? "string" : "binary", ka->name);
-	check_key_size(v, is_hash);
-	return v;
-}
-
 /* Parse and check a Key parameter. */
 void
 DynItemsParseKey(DynTable *t, JsonbValue *keyjv, DynKey *key)
 {
-	DynValue   *keymap = RqParseItem(keyjv);
-	DynValue   *hash;
-	DynValue   *range = NULL;
-
-	if (keymap->n != (t->has_range ? 2 : 1))
-		DynValidationError("The provided key element does not match the schema");
-	hash = key_piece(keymap, &t->hash, true);
-	if (t->has_range)
-		range = key_piece(keymap, &t->range, false);
-	DynKeyMake(t, hash, range, key);
+	DynWriteKeyFromMap(t, RqParseItem(keyjv), key);
 }
 
-/* Check one key attribute of a whole item. */
-static DynValue *
-item_key_piece(DynValue *item, const DynKeyAttr *ka, bool is_hash)
-{
-	DynValue   *v = DynMapGetStr(item, ka->name);
-
-	if (v == NULL)
-		DynValidationError("One or more parameter values were invalid: Missing the key %s in the item", ka->name);
-	if (v->type != ka->type)
-		DynValidationError("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s",
-						   ka->name, DynTypeName(ka->type), DynTypeName(v->type));
-	if (v->type != DYN_N && v->u.str.len == 0)
-		DynValidationError("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
-						   v->type == DYN_S ? "string" : "binary", ka->name);
-	check_key_size(v, is_hash);
-	return v;
-}
-
-/* The key of a whole item. */
-void
-DynItemsKeyFromItem(DynTable *t, DynValue *item, DynKey *key)
-{
-	DynValue   *hash = item_key_piece(item, &t->hash, true);
-	DynValue   *range = t->has_range ? item_key_piece(item, &t->range, false) : NULL;
-
-	DynKeyMake(t, hash, range, key);
-}
-
-/* ---------------------------------------------------------------- write path */
-
-/*
- * After a write that skipped DynItemsModify (a table without LSIs, nothing
- * needing the old item): queue the change for the table's GSIs.
- */
-void
-DynItemsFastWriteDone(DynTable *t, const DynKey *key)
-{
-	if (t->nindexes > 0)
-		DynGsiCapture(t, key);
-	else
-		DynGsiCaptureIfCreated(t, key);
-}
+/* ---------------------------------------------------------------- condition failures */
 
 /* Raise ConditionalCheckFailedException. */
 void
@@ -213,64 +137,6 @@ DynItemsConditionFailed(const DynValue *old, bool return_old)
 						   "The conditional request failed");
 	}
 	DynError(DYN_ERR_CONDITIONAL_CHECK_FAILED, "The conditional request failed");
-}
-
-DynValue	DynItemsKeepItem;
-
-/* Read, compute and write one item under a row lock. */
-void
-DynItemsModify(DynTable *t, const DynKey *key, DynItemMutator fn, void *arg,
-			   const char *size_msg, DynWriteResult *res)
-{
-	for (;;)
-	{
-		DynStoredItem stored;
-		bool		exists = DynStorageGet(t, key, true, &stored);
-		DynValue   *newitem;
-		int64		newsize = 0;
-
-		res->old = exists ? DynItemFromStored(stored.item) : NULL;
-		res->oldsize = exists ? stored.size : 0;
-		newitem = fn(t, res->old, arg);
-		if (newitem == DYN_ITEMS_KEEP)
-		{
-			/* unchanged: nothing to write (TTL expiry of an item updated meanwhile) */
-			res->new = res->old;
-			res->newsize = res->oldsize;
-			return;
-		}
-		if (newitem)
-		{
-			newsize = DynItemSize(newitem);
-			if (newsize > DYN_MAX_ITEM_SIZE)
-				DynValidationError("%s", size_msg);
-			if (t->nindexes > 0)
-				DynIndexesCheckItem(t, newitem);
-		}
-		res->new = newitem;
-		res->newsize = (int32) newsize;
-
-		if (newitem == NULL)
-		{
-			if (!exists)
-				return;
-			DynStorageDelete(t, key, NULL);
-		}
-		else if (exists)
-			DynStorageUpdate(t, key, DynItemToJsonb(newitem), res->newsize);
-		else if (!DynStorageInsert(t, key, DynItemToJsonb(newitem), res->newsize))
-		{
-			/* a concurrent writer inserted the item meanwhile: start over */
-			CHECK_FOR_INTERRUPTS();
-			continue;
-		}
-		if (t->nindexes > 0)
-		{
-			DynIndexesOnWrite(t, key, res->old, res->new);
-			DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
-		}
-		return;
-	}
 }
 
 /* ---------------------------------------------------------------- conditions */
@@ -392,23 +258,17 @@ DynPutItem(Jsonb *req)
 	parse_write_condition(r, &pa.wc);
 
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
-	DynItemsKeyFromItem(t, pa.item, &key);
+	DynWriteKeyFromItem(t, pa.item, &key);
 
 	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && DynCapacityModeOf(r) == DYN_CAP_NONE)
 	{
-		/*
-		 * Nothing needs the old item (GSIs don't: their worker re-reads the
-		 * committed item): one upsert, and the change record if there are GSIs.
-		 */
-		if (t->nindexes > 0)
-			DynIndexesCheckItem(t, pa.item);
-		DynStorageUpsert(t, &key, DynItemToJsonb(pa.item), (int32) DynItemSize(pa.item));
-		DynItemsFastWriteDone(t, &key);
+		/* nothing needs the old item: the write path may skip reading it */
+		DynWritePut(t, &key, pa.item, 0, &res);
 		return RqEmptyObject();
 	}
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 	DynCapacityArmFailure(t, cap.mode);
-	DynItemsModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", &res);
+	DynWriteModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", 0, &res);
 	DynCapacityDisarmFailure();
 	if (cap.mode != DYN_CAP_NONE)
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
@@ -446,17 +306,12 @@ DynDeleteItem(Jsonb *req)
 
 	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || cap.mode == DYN_CAP_NONE))
 	{
-		DynStoredItem old;
-		bool		existed = DynStorageDelete(t, &key, &old);
-
-		if (existed)
-			DynItemsFastWriteDone(t, &key);
-
-		DynCapacityAddTable(&cap, DynWriteUnits(existed ? old.size : 0));
-		return write_response(t, r, &key, existed && all_old ? DynItemFromStored(old.item) : NULL, &cap);
+		DynWriteDelete(t, &key, all_old ? DYN_WRITE_NEED_OLD : 0, &res);
+		DynCapacityAddTable(&cap, DynWriteUnits(res.oldsize));
+		return write_response(t, r, &key, res.old, &cap);
 	}
 	DynCapacityArmFailure(t, cap.mode);
-	DynItemsModify(t, &key, delete_mutator, &wc, "", &res);
+	DynWriteModify(t, &key, delete_mutator, &wc, "", 0, &res);
 	DynCapacityDisarmFailure();
 	if (cap.mode != DYN_CAP_NONE)
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);

@@ -15,6 +15,7 @@
 
 #include "utils/jsonb.h"
 
+#include "common/json.h"
 #include "types/types.h"
 
 typedef enum RqType
@@ -66,19 +67,10 @@ extern void RqValidate(Jsonb *req, const RqField *fields);
 
 /* ---- reading members ---- */
 
-/* Member of an object container, or NULL when absent or JSON null. */
-extern JsonbValue *RqGet(JsonbContainer *obj, const char *name);
-extern JsonbValue *RqGetJv(JsonbValue *obj, const char *name);
+/* RqGet, RqGetJv, RqGetString, RqStringIs, RqArrayElems, RqObjectMembers: common/json.h */
 /* Typed readers (validated requests only). */
-extern char *RqGetString(JsonbContainer *obj, const char *name);	/* NULL if absent */
 extern bool RqGetBool(JsonbContainer *obj, const char *name, bool dflt);
 extern int64 RqGetInt(JsonbContainer *obj, const char *name, int64 dflt);
-/* Is the string member equal to value? */
-extern bool RqStringIs(JsonbContainer *obj, const char *name, const char *value);
-/* Elements of an array value (validated as an array). */
-extern JsonbValue *RqArrayElems(JsonbValue *arr, int *n);
-/* Members of an object value: keys[] and values[] (in jsonb order). */
-extern int	RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values);
 /* Container of a jsonb datum. */
 #define RqRoot(jb) (&(jb)->root)
 

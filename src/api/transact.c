@@ -184,7 +184,7 @@ validate_action(TxAction *a)
 
 	if (a->kind == TX_PUT)
 	{
-		DynItemsKeyFromItem(a->t, a->item, &a->key);
+		DynWriteKeyFromItem(a->t, a->item, &a->key);
 		if (DynItemSize(a->item) > DYN_MAX_ITEM_SIZE)
 			DynValidationError("Item size has exceeded the maximum allowed size");
 		if (a->t->nindexes > 0)
@@ -510,9 +510,9 @@ DynTransactWriteItems(Jsonb *req)
 		}
 		a->all = actions;
 		a->nall = n;
-		DynItemsModify(a->t, &a->key, tx_mutator, a,
+		DynWriteModify(a->t, &a->key, tx_mutator, a,
 					   a->kind == TX_UPDATE ? "Item size to update has exceeded the maximum allowed size" :
-					   "Item size has exceeded the maximum allowed size", &res);
+					   "Item size has exceeded the maximum allowed size", 0, &res);
 		DynCapacityAddWrite(c, res.old, res.oldsize, res.new, res.newsize);
 	}
 

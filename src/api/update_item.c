@@ -198,8 +198,8 @@ DynUpdateItem(Jsonb *req)
 
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 	DynCapacityArmFailure(t, cap.mode);
-	DynItemsModify(t, &key, update_mutator, &ua,
-				   "Item size to update has exceeded the maximum allowed size", &res);
+	DynWriteModify(t, &key, update_mutator, &ua,
+				   "Item size to update has exceeded the maximum allowed size", 0, &res);
 	DynCapacityDisarmFailure();
 	if (cap.mode != DYN_CAP_NONE)
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);

@@ -21,9 +21,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "api/request.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "common/json.h"
 
 #define TABLE_NAME_KEYSIZE 256
 

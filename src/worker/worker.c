@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "worker/worker.h"
+#include "write/write.h"
 
 #define MAX_DB_SLOTS 64
 

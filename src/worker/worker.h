@@ -22,10 +22,6 @@ extern int	dynindex_gsi_batch_size;
 extern int	dynindex_backfill_chunk_size;
 extern int	dynindex_ttl_interval_s;
 
-/* api/ttl.c: one Time to Live round over the database's tables (never raises) */
-extern bool DynTtlSweepDatabase(int max_items);
-#define DYN_TTL_BATCH 1000
-
 /* ---- src/indexes/gsi_apply.c (run by the worker) ---- */
 /* Apply one batch of queued changes; returns how many were applied. */
 extern int	DynGsiApplyBatch(int limit);

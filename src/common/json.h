@@ -1,0 +1,22 @@
+/*
+ * json.h — reading members of jsonb documents; used by api/request.c for
+ * requests and by the catalog for the documents it stores.
+ */
+#ifndef DYNINDEX_JSON_H
+#define DYNINDEX_JSON_H
+
+#include "utils/jsonb.h"
+
+/* Member of an object container, or NULL when absent or JSON null. */
+extern JsonbValue *RqGet(JsonbContainer *obj, const char *name);
+extern JsonbValue *RqGetJv(JsonbValue *obj, const char *name);
+/* String member, or NULL if absent. */
+extern char *RqGetString(JsonbContainer *obj, const char *name);
+/* Is the string member equal to value? */
+extern bool RqStringIs(JsonbContainer *obj, const char *name, const char *value);
+/* Elements of an array value. */
+extern JsonbValue *RqArrayElems(JsonbValue *arr, int *n);
+/* Members of an object value: keys[] and values[] (in jsonb order). */
+extern int	RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values);
+
+#endif

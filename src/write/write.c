@@ -1,0 +1,223 @@
+/*
+ * write.c — the item write path: key validation, the locked
+ * read-modify-write of one item, and the unconditional put and delete that
+ * skip the read when nothing needs the old item.  Every writer calls these;
+ * index and stream capture happen here and nowhere else.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+
+#include "common/errors.h"
+#include "indexes/indexes.h"
+#include "write/write.h"
+
+DynValue	DynWriteKeepItem;
+
+/* ---------------------------------------------------------------- keys */
+
+/* Check a key value's size. */
+static void
+check_key_size(const DynValue *v, bool is_hash)
+{
+	if (v->type == DYN_N)
+		return;
+	if (is_hash && v->u.str.len > DYN_MAX_HASH_KEY_SIZE)
+		DynValidationError("One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes");
+	if (!is_hash && v->u.str.len > DYN_MAX_RANGE_KEY_SIZE)
+		DynValidationError("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size limit of 1024 bytes");
+}
+
+/* Check one key attribute of a Key parameter. */
+static DynValue *
+key_piece(DynValue *keymap, const DynKeyAttr *ka, bool is_hash)
+{
+	DynValue   *v = DynMapGetStr(keymap, ka->name);
+
+	if (v == NULL || v->type != ka->type)
+		DynValidationError("The provided key element does not match the schema");
+	if (v->type != DYN_N && v->u.str.len == 0)
+		DynValidationError("One or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+						   v->type == DYN_S ? "string" : "binary", ka->name);
+	check_key_size(v, is_hash);
+	return v;
+}
+
+/* The key of a Key parameter, checked against the schema. */
+void
+DynWriteKeyFromMap(DynTable *t, DynValue *keymap, DynKey *key)
+{
+	DynValue   *hash;
+	DynValue   *range = NULL;
+
+	if (keymap->n != (t->has_range ? 2 : 1))
+		DynValidationError("The provided key element does not match the schema");
+	hash = key_piece(keymap, &t->hash, true);
+	if (t->has_range)
+		range = key_piece(keymap, &t->range, false);
+	DynKeyMake(t, hash, range, key);
+}
+
+/* Check one key attribute of a whole item. */
+static DynValue *
+item_key_piece(DynValue *item, const DynKeyAttr *ka, bool is_hash)
+{
+	DynValue   *v = DynMapGetStr(item, ka->name);
+
+	if (v == NULL)
+		DynValidationError("One or more parameter values were invalid: Missing the key %s in the item", ka->name);
+	if (v->type != ka->type)
+		DynValidationError("One or more parameter values were invalid: Type mismatch for key %s expected: %s actual: %s",
+						   ka->name, DynTypeName(ka->type), DynTypeName(v->type));
+	if (v->type != DYN_N && v->u.str.len == 0)
+		DynValidationError("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+						   v->type == DYN_S ? "string" : "binary", ka->name);
+	check_key_size(v, is_hash);
+	return v;
+}
+
+/* The key of a whole item. */
+void
+DynWriteKeyFromItem(DynTable *t, DynValue *item, DynKey *key)
+{
+	DynValue   *hash = item_key_piece(item, &t->hash, true);
+	DynValue   *range = t->has_range ? item_key_piece(item, &t->range, false) : NULL;
+
+	DynKeyMake(t, hash, range, key);
+}
+
+/* ---------------------------------------------------------------- capture */
+
+/*
+ * After a write that skipped the locked read (a table without LSIs, nothing
+ * needing the old item): queue the change for the table's GSIs, which
+ * re-read the committed item after commit.
+ */
+static void
+fast_write_done(DynTable *t, const DynKey *key)
+{
+	if (t->nindexes > 0)
+		DynGsiCapture(t, key);
+	else
+		DynGsiCaptureIfCreated(t, key);
+}
+
+/* ---------------------------------------------------------------- writes */
+
+/* Read, compute and write one item under a row lock. */
+void
+DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
+			   const char *size_msg, int flags, DynWriteResult *res)
+{
+	for (;;)
+	{
+		DynStoredItem stored;
+		bool		exists = DynStorageGet(t, key, true, &stored);
+		DynValue   *newitem;
+		int64		newsize = 0;
+
+		res->old = exists ? DynItemFromStored(stored.item) : NULL;
+		res->oldsize = exists ? stored.size : 0;
+		newitem = fn(t, res->old, arg);
+		if (newitem == DYN_WRITE_KEEP)
+		{
+			/* unchanged: nothing to write (TTL expiry of an item updated meanwhile) */
+			res->new = res->old;
+			res->newsize = res->oldsize;
+			return;
+		}
+		if (newitem)
+		{
+			newsize = DynItemSize(newitem);
+			if (newsize > DYN_MAX_ITEM_SIZE)
+				DynValidationError("%s", size_msg);
+			if (t->nindexes > 0)
+				DynIndexesCheckItem(t, newitem);
+		}
+		res->new = newitem;
+		res->newsize = (int32) newsize;
+
+		if (newitem == NULL)
+		{
+			if (!exists)
+				return;
+			DynStorageDelete(t, key, NULL);
+		}
+		else if (exists)
+			DynStorageUpdate(t, key, DynItemToJsonb(newitem), res->newsize);
+		else if (!DynStorageInsert(t, key, DynItemToJsonb(newitem), res->newsize))
+		{
+			/* a concurrent writer inserted the item meanwhile: start over */
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (t->nindexes > 0)
+		{
+			DynIndexesOnWrite(t, key, res->old, res->new);
+			DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
+		}
+		return;
+	}
+}
+
+/* The mutation of an unconditional put: the new item. */
+static DynValue *
+put_mutator(DynTable *t, const DynValue *old, void *arg)
+{
+	return (DynValue *) arg;
+}
+
+/* Put an item whatever the old one. */
+void
+DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
+{
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t))
+	{
+		DynWriteModify(t, key, put_mutator, item,
+					   "Item size has exceeded the maximum allowed size", flags, res);
+		return;
+	}
+
+	/*
+	 * Nothing needs the old item (GSIs don't: their worker re-reads the
+	 * committed item): one upsert, and the change record if there are GSIs.
+	 */
+	if (t->nindexes > 0)
+		DynIndexesCheckItem(t, item);
+	res->old = NULL;
+	res->oldsize = 0;
+	res->new = item;
+	res->newsize = (int32) DynItemSize(item);
+	DynStorageUpsert(t, key, DynItemToJsonb(item), res->newsize);
+	fast_write_done(t, key);
+}
+
+/* The mutation of an unconditional delete. */
+static DynValue *
+delete_mutator(DynTable *t, const DynValue *old, void *arg)
+{
+	return NULL;
+}
+
+/* Delete an item whatever it holds; true if there was one. */
+bool
+DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
+{
+	DynStoredItem old;
+	bool		existed;
+
+	if (DynTableHasLsi(t))
+	{
+		DynWriteModify(t, key, delete_mutator, NULL, "", flags, res);
+		return res->old != NULL;
+	}
+	/* DELETE ... RETURNING gives the old item: no read needed */
+	existed = DynStorageDelete(t, key, &old);
+	res->old = existed && (flags & DYN_WRITE_NEED_OLD) ? DynItemFromStored(old.item) : NULL;
+	res->oldsize = existed ? old.size : 0;
+	res->new = NULL;
+	res->newsize = 0;
+	if (existed)
+		fast_write_done(t, key);
+	return existed;
+}
