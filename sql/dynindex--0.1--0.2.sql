@@ -5,6 +5,66 @@
 \echo Use "ALTER EXTENSION dynindex UPDATE TO '0.2'" to load this file. \quit
 
 -- == streams ==
+-- DynamoDB Streams (docs/streams.md).  One row per enabling of a table's stream; a stream
+-- outlives its table (DeleteTable disables it; its records stay readable 24 hours), so
+-- this is not a foreign key to dynindex.tables.
+CREATE TABLE dynindex.streams (
+    stream_id    bigserial PRIMARY KEY,
+    table_name   text NOT NULL,
+    table_num    bigint NOT NULL,
+    stream_label text NOT NULL,            -- creation time, ISO 8601 with milliseconds (UTC)
+    view_type    text NOT NULL CHECK (view_type IN ('KEYS_ONLY', 'NEW_IMAGE', 'OLD_IMAGE', 'NEW_AND_OLD_IMAGES')),
+    shard_count  int NOT NULL CHECK (shard_count > 0),
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    disabled_at  timestamptz               -- NULL while enabled
+);
+COMMENT ON TABLE dynindex.streams IS 'One row per stream (each enabling of a table''s stream); disabled_at is set when it is disabled or its table deleted.';
+-- at most one enabled stream per table
+CREATE UNIQUE INDEX streams_enabled_idx ON dynindex.streams (table_num) WHERE disabled_at IS NULL;
+CREATE INDEX streams_table_idx ON dynindex.streams (table_name, stream_id);
+
+-- Shards are ranges of sequence numbers of one bucket (a hash of the partition key):
+-- a record (stream_id, bucket, seq) belongs to the shard of its bucket whose
+-- [start_seq, end_seq] holds seq.  Writers never touch this table.
+CREATE TABLE dynindex.stream_shards (
+    stream_id       bigint NOT NULL,
+    shard_id        text NOT NULL,
+    bucket          int NOT NULL,
+    parent_shard_id text,
+    start_seq       bigint NOT NULL,
+    end_seq         bigint,                -- NULL while open
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    closed_at       timestamptz,
+    PRIMARY KEY (stream_id, shard_id)
+);
+COMMENT ON TABLE dynindex.stream_shards IS 'Shards of each stream: a bucket''s records with seq in [start_seq, end_seq] (end_seq NULL while open).';
+CREATE INDEX stream_shards_bucket_idx ON dynindex.stream_shards (stream_id, bucket, start_seq);
+
+-- One row per item-level change, written by the writing transaction (src/streams/capture.c).
+CREATE TABLE dynindex.stream_records (
+    stream_id     bigint NOT NULL,
+    bucket        int NOT NULL,
+    seq           bigint NOT NULL,
+    created_at    timestamptz NOT NULL,
+    event_name    text NOT NULL,           -- INSERT, MODIFY, REMOVE
+    keys          jsonb NOT NULL,
+    new_image     jsonb,
+    old_image     jsonb,
+    size_bytes    int NOT NULL,
+    user_identity jsonb,                   -- TTL deletions: {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+    PRIMARY KEY (stream_id, bucket, seq)
+);
+COMMENT ON TABLE dynindex.stream_records IS 'Stream records: one per committed item-level change of a table with a stream.';
+
+-- Sequence numbers of stream records (one source per database; see DynStreamReadHorizon).
+CREATE SEQUENCE dynindex.stream_seq;
+COMMENT ON SEQUENCE dynindex.stream_seq IS 'Sequence numbers of stream records, increasing per item in commit order.';
+
+SELECT pg_catalog.pg_extension_config_dump('dynindex.streams', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_shards', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_records', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.streams_stream_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_seq', '');
 
 -- == partiql ==
 
