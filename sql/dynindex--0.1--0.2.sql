@@ -60,6 +60,29 @@ COMMENT ON TABLE dynindex.stream_records IS 'Stream records: one per committed i
 CREATE SEQUENCE dynindex.stream_seq;
 COMMENT ON SEQUENCE dynindex.stream_seq IS 'Sequence numbers of stream records, increasing per item in commit order.';
 
+-- A 0.1 table created or updated with StreamEnabled = true kept the setting in
+-- dynindex.tables.options but had no stream: it gets one now (the stream holds the
+-- changes from the update on); the setting leaves options (dynindex.streams is the truth).
+WITH asked AS (
+    SELECT table_name, num, options #>> '{StreamSpecification,StreamViewType}' AS view_type
+    FROM dynindex.tables
+    WHERE options #>> '{StreamSpecification,StreamEnabled}' = 'true'
+      AND options #>> '{StreamSpecification,StreamViewType}' IS NOT NULL
+), made AS (
+    INSERT INTO dynindex.streams (table_name, table_num, stream_label, view_type, shard_count, created_at)
+    SELECT table_name, num, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS'), view_type, 4, now()
+    FROM asked
+    RETURNING stream_id, shard_count
+), first_seq AS (
+    SELECT nextval('dynindex.stream_seq') AS seq
+)
+INSERT INTO dynindex.stream_shards (stream_id, shard_id, bucket, start_seq, created_at)
+SELECT m.stream_id,
+       'shardId-' || lpad(f.seq::text, 20, '0') || '-' || lpad(to_hex(hashtext(m.stream_id || '/' || b)), 8, '0'),
+       b, f.seq, now()
+FROM made m CROSS JOIN first_seq f CROSS JOIN generate_series(0, m.shard_count - 1) AS b;
+UPDATE dynindex.tables SET options = options - 'StreamSpecification' WHERE options ? 'StreamSpecification';
+
 SELECT pg_catalog.pg_extension_config_dump('dynindex.streams', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_shards', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_records', '');

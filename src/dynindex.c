@@ -11,6 +11,7 @@
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
+#include "streams/streams.h"
 
 PG_MODULE_MAGIC;
 
@@ -36,6 +37,7 @@ _PG_init(void)
 							   NULL, &dynindex_account_id, "000000000000",
 							   PGC_USERSET, 0, NULL, NULL, NULL);
 	DynWorkerInit();
+	DynStreamsInit();
 	DynCollectionInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();

@@ -13,6 +13,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "storage/storage.h"
+#include "streams/streams.h"
 #include "worker/worker.h"
 
 #define MAX_LSIS 5
@@ -26,7 +27,8 @@ static const char *const key_type_enum[] = {"HASH", "RANGE", NULL};
 static const char *const attr_type_enum[] = {"B", "N", "S", NULL};
 static const char *const projection_enum[] = {"ALL", "INCLUDE", "KEYS_ONLY", NULL};
 static const char *const table_class_enum[] = {"STANDARD", "STANDARD_INFREQUENT_ACCESS", NULL};
-static const char *const stream_view_enum[] = {"NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY", NULL};
+/* in the order DynamoDB lists them in its enum message */
+static const char *const stream_view_enum[] = {"OLD_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES", "NEW_IMAGE", NULL};
 static const char *const sse_type_enum[] = {"AES256", "KMS", NULL};
 
 static const RqField nonkey_elem = {.type = RQ_STRING,.minlen = 1,.maxlen = 255};
@@ -400,11 +402,24 @@ describe(DynTable *t, const char *status, bool with_stats)
 		if (any)
 			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	}
-	opt = RqGet(&t->options->root, "StreamSpecification");
-	if (opt && RqGetBool(opt->val.binary.data, "StreamEnabled", false))
+	/* the enabled stream; the latest stream's label and ARN stay after it is disabled */
+	if (t->stream.id != 0)
 	{
 		RqPushKey(&st, "StreamSpecification");
-		pushJsonbValue(&st, WJB_VALUE, opt);
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		RqPushKey(&st, "StreamEnabled");
+		RqPushBool(&st, WJB_VALUE, true);
+		push_member_string(&st, "StreamViewType", DynStreamViewName(t->stream.view));
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	{
+		char	   *label = DynStreamLatestLabel(t->num);
+
+		if (label)
+		{
+			push_member_string(&st, "LatestStreamLabel", label);
+			push_member_string(&st, "LatestStreamArn", DynStreamArn(t->name, label));
+		}
 	}
 	opt = RqGet(&t->options->root, "TableClass");
 	if (opt)
@@ -671,12 +686,37 @@ create_index(const char *table, int64 num, int position, bool global, JsonbValue
 		elog(ERROR, "could not create index storage");
 }
 
+/*
+ * Check a StreamSpecification (already validated member by member): a view
+ * type exactly when the stream is enabled, with DynamoDB's messages for
+ * CreateTable and UpdateTable.  Returns the view type to enable, or
+ * DYN_STREAM_NONE (absent, or disabling).
+ */
+static DynStreamView
+check_stream_specification(JsonbValue *spec, bool create)
+{
+	bool		enabled;
+	char	   *view;
+
+	if (spec == NULL)
+		return DYN_STREAM_NONE;
+	enabled = RqGetBool(spec->val.binary.data, "StreamEnabled", false);
+	view = RqGetString(spec->val.binary.data, "StreamViewType");
+	if (enabled && view == NULL)
+		DynValidationError(create ? "One or more parameter values were invalid: Table is being created with a stream enabled, UpdateViewType is required" :
+						   "One or more parameter values were invalid: If stream is being enabled then UpdateViewType is required");
+	if (!enabled && view != NULL)
+		DynValidationError(create ? "One or more parameter values were invalid: Table is being created with a stream disabled, UpdateViewType should not be specified" :
+						   "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified");
+	return enabled ? DynStreamViewFromName(view) : DYN_STREAM_NONE;
+}
+
 /* CreateTable */
 Jsonb *
 DynCreateTable(Jsonb *req)
 {
 	static const char *const option_names[] = {
-		"StreamSpecification", "SSESpecification", "TableClass",
+		"SSESpecification", "TableClass",
 		"DeletionProtectionEnabled", "ResourcePolicy", "OnDemandThroughput", "WarmThroughput", NULL
 	};
 	JsonbContainer *r = &req->root;
@@ -692,9 +732,11 @@ DynCreateTable(Jsonb *req)
 	int			i;
 	int			n;
 	JsonbValue *elems;
+	DynStreamView view;
 
 	RqValidate(req, create_table_fields);
 	check_create_table(req);
+	view = check_stream_specification(RqGet(r, "StreamSpecification"), true);
 	DynCheckCreateTableTags(RqGet(r, "Tags"));
 	name = RqGetString(r, "TableName");
 
@@ -754,6 +796,14 @@ DynCreateTable(Jsonb *req)
 	t = DynCatalogGetTable(name);
 	if (t == NULL)
 		elog(ERROR, "table \"%s\" vanished after creation", name);
+	if (view != DYN_STREAM_NONE)
+	{
+		DynStreamEnable(t, view);
+		DynCatalogChanged();
+		CommandCounterIncrement();
+		DynCatalogRevalidate();
+		t = DynCatalogGetTableOrNotFound(name);
+	}
 	return wrap("TableDescription", describe(t, "ACTIVE", false));
 }
 
@@ -819,6 +869,8 @@ DynDeleteTable(Jsonb *req)
 	DynStorageDropTable(t->storage);
 	for (i = 0; i < t->nindexes; i++)
 		DynStorageDropTable(t->indexes[i].storage);
+	/* its stream is disabled; the records stay readable until they expire */
+	DynStreamDisable(t);
 	DynCatalogChanged();
 	return wrap("TableDescription", desc);
 }
@@ -1139,8 +1191,10 @@ DynUpdateTable(Jsonb *req)
 	char	   *billing;
 	JsonbValue *pt = RqGet(r, "ProvisionedThroughput");
 	bool		index_change = false;
+	JsonbValue *stream;
+	DynStreamView view;
 	static const char *const simple_options[] = {
-		"StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
+		"SSESpecification", "TableClass", "DeletionProtectionEnabled",
 		"OnDemandThroughput", "WarmThroughput", NULL
 	};
 	const char *const *opt;
@@ -1193,6 +1247,12 @@ DynUpdateTable(Jsonb *req)
 		if (RqGet(u, "Create") || RqGet(u, "Delete"))
 			online++;
 	}
+	stream = RqGet(r, "StreamSpecification");
+	view = check_stream_specification(stream, false);
+	if (stream && (pt || RqStringIs(r, "BillingMode", "PROVISIONED")))
+		DynValidationError("One or more parameter values were invalid: You cannot modify stream status while updating table IOPS");
+	if (stream && online > 0)
+		DynValidationError("One or more parameter values were invalid: You cannot create or delete index while changing stream status");
 
 	t = table_for_change(RqGetString(r, "TableName"));
 	billing = RqGetString(r, "BillingMode");
@@ -1205,6 +1265,10 @@ DynUpdateTable(Jsonb *req)
 		if (t->indexes[i].is_global && strcmp(t->indexes[i].status, "ACTIVE") != 0 && online > 0)
 			DynError(DYN_ERR_LIMIT_EXCEEDED,
 					 "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
+	if (stream && view != DYN_STREAM_NONE && t->stream.id != 0)
+		DynValidationError("Table already has an enabled stream: TableName: %s", t->name);
+	if (stream && view == DYN_STREAM_NONE && t->stream.id == 0)
+		DynValidationError("Table has no stream to disable: TableName: %s", t->name);
 
 	for (i = 0; i < nupdates; i++)
 	{
@@ -1263,6 +1327,10 @@ DynUpdateTable(Jsonb *req)
 	}
 	for (opt = simple_options; *opt; opt++)
 		update_option(t, r, *opt);
+	if (stream && view != DYN_STREAM_NONE)
+		DynStreamEnable(t, view);
+	else if (stream)
+		DynStreamDisable(t);
 
 	DynCatalogChanged();
 	CommandCounterIncrement();

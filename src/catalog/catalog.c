@@ -242,6 +242,63 @@ load_index_projection(DynIndex *idx)
 	}
 }
 
+/* "KEYS_ONLY", ... for a view type; NULL for none. */
+const char *
+DynStreamViewName(DynStreamView v)
+{
+	switch (v)
+	{
+		case DYN_STREAM_KEYS_ONLY:
+			return "KEYS_ONLY";
+		case DYN_STREAM_NEW_IMAGE:
+			return "NEW_IMAGE";
+		case DYN_STREAM_OLD_IMAGE:
+			return "OLD_IMAGE";
+		case DYN_STREAM_NEW_AND_OLD_IMAGES:
+			return "NEW_AND_OLD_IMAGES";
+		case DYN_STREAM_NONE:
+			break;
+	}
+	return NULL;
+}
+
+/* The view type of a name; DYN_STREAM_NONE if unknown. */
+DynStreamView
+DynStreamViewFromName(const char *name)
+{
+	DynStreamView v;
+
+	for (v = DYN_STREAM_KEYS_ONLY; v <= DYN_STREAM_NEW_AND_OLD_IMAGES; v++)
+		if (strcmp(name, DynStreamViewName(v)) == 0)
+			return v;
+	return DYN_STREAM_NONE;
+}
+
+/*
+ * Read a table's enabled stream from dynindex.streams: in the active
+ * snapshot, or (latest) in a new one.
+ */
+void
+DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1];
+	bool		isnull;
+
+	memset(out, 0, sizeof(*out));
+	args[0] = Int64GetDatum(table_num);
+	if (SPI_execute_with_args("SELECT stream_id, view_type, shard_count FROM dynindex.streams "
+							  "WHERE table_num = $1 AND disabled_at IS NULL",
+							  1, types, args, NULL, !latest, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the table's stream");
+	if (SPI_processed == 0)
+		return;
+	out->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	out->view = DynStreamViewFromName(TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+																		SPI_tuptable->tupdesc, 2, &isnull)));
+	out->shard_count = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+}
+
 /* Load one table (and its indexes) from the catalog: see load_table. */
 static DynTable *
 load_table_in_snapshot(const char *name)
@@ -331,6 +388,7 @@ load_table_in_snapshot(const char *name)
 		load_index_projection(idx);
 	}
 	MemoryContextSwitchTo(old);
+	DynCatalogReadStream(t->num, false, &t->stream);
 	return t;
 }
 
@@ -356,7 +414,10 @@ lock_storage(const char *qualified)
 static bool
 lock_table(DynTable *t)
 {
-	return lock_storage(t->storage);
+	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(t->storage));
+
+	t->storage_relid = RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL);
+	return OidIsValid(t->storage_relid);
 }
 
 /*

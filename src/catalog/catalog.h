@@ -47,6 +47,23 @@ typedef struct DynIndex
 	SPIPlanPtr	plans[8];
 } DynIndex;
 
+/* A table's enabled stream (dynindex.streams), if any. */
+typedef enum DynStreamView
+{
+	DYN_STREAM_NONE = 0,		/* no enabled stream */
+	DYN_STREAM_KEYS_ONLY,
+	DYN_STREAM_NEW_IMAGE,
+	DYN_STREAM_OLD_IMAGE,
+	DYN_STREAM_NEW_AND_OLD_IMAGES
+} DynStreamView;
+
+typedef struct DynStreamInfo
+{
+	int64		id;				/* dynindex.streams.stream_id; 0 when none */
+	DynStreamView view;
+	int			shard_count;
+} DynStreamInfo;
+
 typedef struct DynTable
 {
 	MemoryContext cxt;			/* owns this entry */
@@ -66,6 +83,8 @@ typedef struct DynTable
 	Jsonb	   *options;		/* other CreateTable settings, as given */
 	int			nindexes;
 	DynIndex   *indexes;
+	DynStreamInfo stream;		/* the enabled stream, if any */
+	Oid			storage_relid;	/* set when the request locks the storage relation */
 	/* cached plans (storage.c) */
 	SPIPlanPtr	plans[16];
 } DynTable;
@@ -89,6 +108,11 @@ extern void DynCatalogChanged(void);
 extern void DynCatalogRevalidate(void);
 /* Has the catalog changed since the cache was revalidated (mid-request)? */
 extern bool DynCatalogIsStale(void);
+/* Read the enabled stream of a table (by number) from dynindex.streams, bypassing the cache. */
+extern void DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out);
+/* "KEYS_ONLY", ... for a view type (NULL for none), and back (DYN_STREAM_NONE if unknown). */
+extern const char *DynStreamViewName(DynStreamView v);
+extern DynStreamView DynStreamViewFromName(const char *name);
 /* Register the invalidation callback (from _PG_init). */
 extern void DynCatalogInit(void);
 /* ARN of a table: DynArnPrefix() + "table/<name>". */

@@ -7,9 +7,11 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 
 #include "common/errors.h"
 #include "indexes/indexes.h"
+#include "streams/streams.h"
 #include "write/write.h"
 
 DynValue	DynWriteKeepItem;
@@ -102,18 +104,37 @@ fast_write_done(DynTable *t, const DynKey *key)
 		DynGsiCaptureIfCreated(t, key);
 }
 
+/*
+ * The stream a write of table t goes to (id 0: none).  The storage relation
+ * is locked for writing first: enabling or disabling a stream locks it in
+ * SHARE mode (streams/lifecycle.c), so a writer that waited here receives
+ * the catalog invalidation and reads the committed stream state instead of
+ * the one cached when the request began.
+ */
+static const DynStreamInfo *
+write_stream(DynTable *t, DynStreamInfo *buf)
+{
+	if (OidIsValid(t->storage_relid))
+		LockRelationOid(t->storage_relid, RowExclusiveLock);
+	if (!DynCatalogIsStale())
+		return &t->stream;
+	DynCatalogReadStream(t->num, true, buf);
+	return buf;
+}
+
 /* ---------------------------------------------------------------- writes */
 
-/* Read, compute and write one item under a row lock. */
-void
-DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
-			   const char *size_msg, int flags, DynWriteResult *res)
+/* Read, compute and write one item under a row lock (the stream s is known). */
+static void
+modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
+	   const char *size_msg, int flags, const DynStreamInfo *s, DynWriteResult *res)
 {
 	for (;;)
 	{
 		DynStoredItem stored;
 		bool		exists = DynStorageGet(t, key, true, &stored);
 		DynValue   *newitem;
+		Jsonb	   *newjson = NULL;
 		int64		newsize = 0;
 
 		res->old = exists ? DynItemFromStored(stored.item) : NULL;
@@ -143,21 +164,42 @@ DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 				return;
 			DynStorageDelete(t, key, NULL);
 		}
-		else if (exists)
-			DynStorageUpdate(t, key, DynItemToJsonb(newitem), res->newsize);
-		else if (!DynStorageInsert(t, key, DynItemToJsonb(newitem), res->newsize))
+		else
 		{
-			/* a concurrent writer inserted the item meanwhile: start over */
-			CHECK_FOR_INTERRUPTS();
-			continue;
+			newjson = DynItemToJsonb(newitem);
+			if (exists)
+				DynStorageUpdate(t, key, newjson, res->newsize);
+			else if (!DynStorageInsert(t, key, newjson, res->newsize))
+			{
+				/* a concurrent writer inserted the item meanwhile: start over */
+				CHECK_FOR_INTERRUPTS();
+				continue;
+			}
 		}
 		if (t->nindexes > 0)
 		{
 			DynIndexesOnWrite(t, key, res->old, res->new);
 			DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
 		}
+		if (s->id != 0)
+		{
+			DynStreamChange c = {key, res->old, exists ? stored.item : NULL, res->oldsize,
+			res->new, newjson, res->newsize, (flags & DYN_WRITE_BY_TTL) != 0};
+
+			DynStreamCapture(t, s, &c);
+		}
 		return;
 	}
+}
+
+/* Read, compute and write one item under a row lock. */
+void
+DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
+			   const char *size_msg, int flags, DynWriteResult *res)
+{
+	DynStreamInfo buf;
+
+	modify(t, key, fn, arg, size_msg, flags, write_stream(t, &buf), res);
 }
 
 /* The mutation of an unconditional put: the new item. */
@@ -171,10 +213,14 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 void
 DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
 {
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t))
+	DynStreamInfo buf;
+	const DynStreamInfo *s = write_stream(t, &buf);
+
+	/* a stream needs the old item: INSERT or MODIFY, an unchanged item, OldImage */
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || s->id != 0)
 	{
-		DynWriteModify(t, key, put_mutator, item,
-					   "Item size has exceeded the maximum allowed size", flags, res);
+		modify(t, key, put_mutator, item,
+			   "Item size has exceeded the maximum allowed size", flags, s, res);
 		return;
 	}
 
@@ -205,19 +251,30 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 {
 	DynStoredItem old;
 	bool		existed;
+	DynStreamInfo buf;
+	const DynStreamInfo *s = write_stream(t, &buf);
 
 	if (DynTableHasLsi(t))
 	{
-		DynWriteModify(t, key, delete_mutator, NULL, "", flags, res);
+		modify(t, key, delete_mutator, NULL, "", flags, s, res);
 		return res->old != NULL;
 	}
-	/* DELETE ... RETURNING gives the old item: no read needed */
+	/* DELETE ... RETURNING gives the old item: no read needed, even for a stream */
 	existed = DynStorageDelete(t, key, &old);
 	res->old = existed && (flags & DYN_WRITE_NEED_OLD) ? DynItemFromStored(old.item) : NULL;
 	res->oldsize = existed ? old.size : 0;
 	res->new = NULL;
 	res->newsize = 0;
 	if (existed)
+	{
 		fast_write_done(t, key);
+		if (s->id != 0)
+		{
+			DynStreamChange c = {key, res->old, old.item, old.size, NULL, NULL, 0,
+			(flags & DYN_WRITE_BY_TTL) != 0};
+
+			DynStreamCapture(t, s, &c);
+		}
+	}
 	return existed;
 }
