@@ -92,6 +92,36 @@ SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_seq', '');
 -- == partiql ==
 
 -- == backups ==
+-- On-demand backups (src/api/backups.c, src/backup/; docs/backups.md).  One
+-- catalog row per backup; the items are a copy relation dynindex_backups.b<num>
+-- (pk, sk, size, item) made with CREATE TABLE ... AS in the CreateBackup
+-- request's transaction, so the copy is one MVCC snapshot of the table.
+CREATE SCHEMA IF NOT EXISTS dynindex_backups;
+COMMENT ON SCHEMA dynindex_backups IS 'Item copies of on-demand backups (internal; use CreateBackup / RestoreTableFromBackup).';
+
+CREATE SEQUENCE dynindex.backup_num_seq;
+
+CREATE TABLE dynindex.backups (
+    backup_arn       text PRIMARY KEY,
+    backup_id        text NOT NULL,   -- <14-digit epoch milliseconds>-<8 hex>: the ARN's last part
+    backup_name      text NOT NULL,
+    num              bigint NOT NULL UNIQUE DEFAULT nextval('dynindex.backup_num_seq'),
+    storage          text NOT NULL,
+    backup_type      text NOT NULL DEFAULT 'USER',
+    status           text NOT NULL DEFAULT 'AVAILABLE',
+    created_at       timestamptz NOT NULL,
+    table_name       text NOT NULL,
+    table_id         uuid NOT NULL,
+    table_arn        text NOT NULL,
+    table_created_at timestamptz NOT NULL,
+    item_count       bigint NOT NULL,
+    size_bytes       bigint NOT NULL,
+    definition       jsonb NOT NULL
+);
+CREATE INDEX ON dynindex.backups (backup_id);
+COMMENT ON TABLE dynindex.backups IS 'One row per on-demand backup: the source table''s full definition (keys, indexes, billing, options, tags, TTL) and the copy relation holding its items; kept after the table is deleted (internal catalog).';
+SELECT pg_catalog.pg_extension_config_dump('dynindex.backups', '');
+SELECT pg_catalog.pg_extension_config_dump('dynindex.backup_num_seq', '');
 
 -- == security ==
 

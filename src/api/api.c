@@ -24,22 +24,29 @@ typedef struct OperationEntry
 static const OperationEntry operations[] = {
 	{"BatchGetItem", DynBatchGetItem},
 	{"BatchWriteItem", DynBatchWriteItem},
+	{"CreateBackup", DynCreateBackup},	/* src/api/backups.c */
 	{"CreateTable", DynCreateTable},
+	{"DeleteBackup", DynDeleteBackup},	/* backups.c */
 	{"DeleteItem", DynDeleteItem},
 	{"DeleteTable", DynDeleteTable},
+	{"DescribeBackup", DynDescribeBackup},	/* backups.c */
+	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* backups.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeTable", DynDescribeTable},
 	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
 	{"GetItem", DynGetItem},
+	{"ListBackups", DynListBackups},	/* backups.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
 	{"PutItem", DynPutItem},
 	{"Query", DynQuery},	/* src/api/query_scan.c */
+	{"RestoreTableFromBackup", DynRestoreTableFromBackup},	/* backups.c */
 	{"Scan", DynScan},		/* src/api/query_scan.c */
 	{"TagResource", DynTagResource},	/* tags.c */
 	{"TransactGetItems", DynTransactGetItems},
 	{"TransactWriteItems", DynTransactWriteItems},
 	{"UntagResource", DynUntagResource},	/* tags.c */
+	{"UpdateContinuousBackups", DynUpdateContinuousBackups},	/* backups.c */
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
 	{"UpdateTimeToLive", DynUpdateTimeToLive},	/* ttl.c */

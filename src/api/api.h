@@ -16,6 +16,16 @@ extern Jsonb *DynDescribeTable(Jsonb *req);
 extern Jsonb *DynListTables(Jsonb *req);
 extern Jsonb *DynDeleteTable(Jsonb *req);
 extern Jsonb *DynUpdateTable(Jsonb *req);
+/* Create a table from a CreateTable request (shared with RestoreTableFromBackup). */
+extern struct DynTable *DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring);
+/* Request member shapes shared with RestoreTableFromBackup's overrides. */
+extern const struct RqField DynLsiElemField;
+extern const struct RqField DynGsiElemField;
+extern const struct RqField DynThroughputField;
+extern const struct RqField DynOnDemandThroughputField;
+extern const struct RqField DynSseSpecificationField;
+/* A TableDescription of a table. */
+extern Jsonb *DynTableDescription(struct DynTable *t, const char *status, bool with_stats);
 
 /* items.c */
 extern Jsonb *DynPutItem(Jsonb *req);
@@ -45,6 +55,15 @@ extern void DynStoreCreateTableTags(const char *table, JsonbValue *tags);
 /* ttl.c */
 extern Jsonb *DynUpdateTimeToLive(Jsonb *req);
 extern Jsonb *DynDescribeTimeToLive(Jsonb *req);
+
+/* backups.c */
+extern Jsonb *DynCreateBackup(Jsonb *req);
+extern Jsonb *DynDescribeBackup(Jsonb *req);
+extern Jsonb *DynListBackups(Jsonb *req);
+extern Jsonb *DynDeleteBackup(Jsonb *req);
+extern Jsonb *DynRestoreTableFromBackup(Jsonb *req);
+extern Jsonb *DynDescribeContinuousBackups(Jsonb *req);
+extern Jsonb *DynUpdateContinuousBackups(Jsonb *req);
 
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);

@@ -125,6 +125,13 @@ static const RqField create_table_fields[] = {
 	{0}
 };
 
+/* Shapes RestoreTableFromBackup's overrides share with CreateTable (src/api/backups.c). */
+const RqField DynLsiElemField = {.type = RQ_STRUCT,.structname = "LocalSecondaryIndex",.fields = lsi_fields};
+const RqField DynGsiElemField = {.type = RQ_STRUCT,.structname = "GlobalSecondaryIndex",.fields = gsi_fields};
+const RqField DynThroughputField = {.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields};
+const RqField DynOnDemandThroughputField = {.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields};
+const RqField DynSseSpecificationField = {.type = RQ_STRUCT,.structname = "SSESpecification",.fields = sse_fields};
+
 static const RqField table_name_only_fields[] = {
 	{.name = "TableName",.type = RQ_STRING,.required = true,.tablename = true},
 	{0}
@@ -432,6 +439,13 @@ describe(DynTable *t, const char *status, bool with_stats)
 	}
 	RqPushKey(&st, "DeletionProtectionEnabled");
 	RqPushBool(&st, WJB_VALUE, RqGetBool(&t->options->root, "DeletionProtectionEnabled", false));
+	/* a table restored from a backup (src/api/backups.c) */
+	opt = RqGet(&t->options->root, "RestoreSummary");
+	if (opt && !deleting)
+	{
+		RqPushKey(&st, "RestoreSummary");
+		pushJsonbValue(&st, WJB_VALUE, opt);
+	}
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
@@ -711,9 +725,15 @@ check_stream_specification(JsonbValue *spec, bool create)
 	return enabled ? DynStreamViewFromName(view) : DYN_STREAM_NONE;
 }
 
-/* CreateTable */
-Jsonb *
-DynCreateTable(Jsonb *req)
+/*
+ * Create a table from a CreateTable request (validated here) and return its
+ * catalog entry.  CreateTable and RestoreTableFromBackup (src/api/backups.c)
+ * share it: extra_options (or NULL) is merged into the table's options (the
+ * restore's RestoreSummary), and a restore reports an existing table as
+ * TableAlreadyExistsException instead of ResourceInUseException.
+ */
+DynTable *
+DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 {
 	static const char *const option_names[] = {
 		"SSESpecification", "TableClass",
@@ -749,7 +769,7 @@ DynCreateTable(Jsonb *req)
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not check for an existing table");
 	if (SPI_processed > 0)
-		DynError(DYN_ERR_RESOURCE_IN_USE, "Table already exists: %s", name);
+		DynError(restoring ? DYN_ERR_TABLE_ALREADY_EXISTS : DYN_ERR_RESOURCE_IN_USE, "Table already exists: %s", name);
 
 	ret = SPI_execute("SELECT nextval('dynindex.table_num_seq')", false, 1);
 	if (ret != SPI_OK_SELECT)
@@ -771,6 +791,8 @@ DynCreateTable(Jsonb *req)
 		nulls[5] = nulls[6] = 'n';
 	args[7] = Int64GetDatum(num);
 	args[8] = JsonbPGetDatum(pick_members(req, option_names));
+	if (extra_options)
+		args[8] = DirectFunctionCall2(jsonb_concat, args[8], JsonbPGetDatum(extra_options));
 	if (SPI_execute_with_args("INSERT INTO dynindex.tables (table_name, storage, attribute_definitions, "
 							  "key_schema, billing_mode, read_capacity, write_capacity, num, options) "
 							  "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
@@ -804,7 +826,21 @@ DynCreateTable(Jsonb *req)
 		DynCatalogRevalidate();
 		t = DynCatalogGetTableOrNotFound(name);
 	}
-	return wrap("TableDescription", describe(t, "ACTIVE", false));
+	return t;
+}
+
+/* CreateTable */
+Jsonb *
+DynCreateTable(Jsonb *req)
+{
+	return wrap("TableDescription", describe(DynTableCreate(req, NULL, false), "ACTIVE", false));
+}
+
+/* A TableDescription of a table (for src/api/backups.c). */
+Jsonb *
+DynTableDescription(DynTable *t, const char *status, bool with_stats)
+{
+	return describe(t, status, with_stats);
 }
 
 /* ---------------------------------------------------------------- others */

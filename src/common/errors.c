@@ -32,6 +32,11 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH] = {"IdempotentParameterMismatchException", "YD014"},
 	[DYN_ERR_TRANSACTION_IN_PROGRESS] = {"TransactionInProgressException", "YD015"},
 	[DYN_ERR_INTERNAL_SERVER_ERROR] = {"InternalServerError", "YD500"},
+	[DYN_ERR_TABLE_NOT_FOUND] = {"TableNotFoundException", "YD030"},
+	[DYN_ERR_TABLE_ALREADY_EXISTS] = {"TableAlreadyExistsException", "YD031"},
+	[DYN_ERR_BACKUP_NOT_FOUND] = {"BackupNotFoundException", "YD032"},
+	[DYN_ERR_BACKUP_IN_USE] = {"BackupInUseException", "YD033"},
+	[DYN_ERR_CONTINUOUS_BACKUPS_UNAVAILABLE] = {"ContinuousBackupsUnavailableException", "YD034"},
 };
 
 /* DynamoDB's name of an error type. */
