@@ -175,3 +175,9 @@ SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Nope", "PointInTi
 SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music"}');
 SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": 36}}');
 SELECT dynindex.api('RestoreTableToPointInTime', '{"SourceTableName": "Music", "TargetTableName": "x"}');
+
+-- clean up (later suites list tables)
+SELECT count(dynindex.api('DeleteBackup', jsonb_build_object('BackupArn', backup_arn))) FROM dynindex.backups;
+SELECT count(dynindex.api('DeleteTable', jsonb_build_object('TableName', t)))
+  FROM unnest(ARRAY['Music', 'Music2', 'Music3', 'Music4', 'Plain', 'Plain2']) t;
+SELECT count(*) AS copies_left FROM pg_tables WHERE schemaname = 'dynindex_backups';
