@@ -83,6 +83,13 @@ SELECT m.stream_id,
 FROM made m CROSS JOIN first_seq f CROSS JOIN generate_series(0, m.shard_count - 1) AS b;
 UPDATE dynindex.tables SET options = options - 'StreamSpecification' WHERE options ? 'StreamSpecification';
 
+CREATE FUNCTION dynindex.stream_read_horizon()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dynindex_stream_read_horizon'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.stream_read_horizon() IS
+  'Every stream record with seq below the result is settled: committed and visible to a snapshot taken after the call, or rolled back. Read stream records only below it.';
+
 SELECT pg_catalog.pg_extension_config_dump('dynindex.streams', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_shards', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_records', '');

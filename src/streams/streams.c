@@ -18,6 +18,7 @@
 #include "catalog/namespace.h"
 #include "commands/sequence.h"
 #include "common/hashfn.h"
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "storage/ipc.h"
@@ -284,4 +285,13 @@ DynStreamShardId(int64 stream_id, int bucket, int64 start_seq)
 	snprintf(buf, sizeof(buf), "%lld/%d", (long long) stream_id, bucket);
 	h = hash_bytes((const unsigned char *) buf, strlen(buf));
 	return psprintf("shardId-%020lld-%08x", (long long) start_seq, h);
+}
+
+PG_FUNCTION_INFO_V1(dynindex_stream_read_horizon);
+
+/* dynindex.stream_read_horizon() RETURNS bigint: see DynStreamReadHorizon. */
+Datum
+dynindex_stream_read_horizon(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64(DynStreamReadHorizon());
 }
