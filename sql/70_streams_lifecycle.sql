@@ -131,3 +131,34 @@ SELECT dynindex.api('DeleteTable', '{"TableName": "st_off"}') -> 'TableDescripti
 DELETE FROM dynindex.stream_records;
 DELETE FROM dynindex.stream_shards;
 DELETE FROM dynindex.streams;
+
+-- ---------------------------------------------------------------- upgrade from 0.1
+-- 0.1 kept StreamSpecification in the table's options and wrote no stream: such a table
+-- gets a stream on ALTER EXTENSION dynindex UPDATE; before it, the tables work without one.
+\set regression_db :DBNAME
+CREATE DATABASE streams_upgrade;
+\c streams_upgrade
+SET client_min_messages = warning;
+CREATE EXTENSION dynindex VERSION '0.1';
+SELECT dynindex.api('CreateTable', '{"TableName": "old_t", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}')
+  -> 'TableDescription' ->> 'TableStatus';
+SELECT dynindex.api('CreateTable', '{"TableName": "old_u", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}')
+  -> 'TableDescription' ->> 'TableStatus';
+UPDATE dynindex.tables SET options = options || '{"StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_IMAGE"}}'
+  WHERE table_name = 'old_t';
+UPDATE dynindex.tables SET options = options || '{"StreamSpecification": {"StreamEnabled": false}}'
+  WHERE table_name = 'old_u';
+SELECT dynindex.api('PutItem', '{"TableName": "old_t", "Item": {"pk": {"S": "before"}}}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "old_t"}') -> 'Table' ? 'LatestStreamArn' AS has_stream;
+ALTER EXTENSION dynindex UPDATE TO '0.2';
+SELECT table_name, view_type, shard_count, disabled_at IS NULL AS enabled FROM dynindex.streams;
+SELECT count(*) AS shards, count(DISTINCT start_seq) AS starts FROM dynindex.stream_shards;
+SELECT table_name, options ? 'StreamSpecification' AS in_options FROM dynindex.tables ORDER BY 1;
+SELECT dynindex.api('DescribeTable', '{"TableName": "old_t"}') -> 'Table' -> 'StreamSpecification' AS spec,
+       dynindex.api('DescribeTable', '{"TableName": "old_u"}') -> 'Table' ? 'LatestStreamArn' AS u_has_stream;
+SELECT dynindex.api('PutItem', '{"TableName": "old_t", "Item": {"pk": {"S": "after"}}}');
+SELECT event_name, keys, new_image FROM dynindex.stream_records;
+\c :regression_db
+DROP DATABASE streams_upgrade;

@@ -82,6 +82,10 @@ SELECT m.stream_id,
        b, f.seq, now()
 FROM made m CROSS JOIN first_seq f CROSS JOIN generate_series(0, m.shard_count - 1) AS b;
 UPDATE dynindex.tables SET options = options - 'StreamSpecification' WHERE options ? 'StreamSpecification';
+-- every backend drops its cached catalog (it keeps the stream state of each table): a
+-- change of dynindex.tables' definition (here: its unchanged default) sends the
+-- invalidation its cache listens for
+ALTER TABLE dynindex.tables ALTER COLUMN options SET DEFAULT '{}';
 
 CREATE FUNCTION dynindex.stream_read_horizon()
 RETURNS bigint

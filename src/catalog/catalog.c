@@ -286,6 +286,9 @@ DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out)
 	bool		isnull;
 
 	memset(out, 0, sizeof(*out));
+	/* a 0.1 schema (before ALTER EXTENSION dynindex UPDATE) has no streams */
+	if (!OidIsValid(get_relname_relid("streams", get_namespace_oid("dynindex", false))))
+		return;
 	args[0] = Int64GetDatum(table_num);
 	if (SPI_execute_with_args("SELECT stream_id, view_type, shard_count FROM dynindex.streams "
 							  "WHERE table_num = $1 AND disabled_at IS NULL",

@@ -16,11 +16,13 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "common/errors.h"
@@ -141,6 +143,9 @@ DynStreamLatestLabel(int64 table_num)
 	Oid			types[1] = {INT8OID};
 	Datum		args[1];
 
+	/* a 0.1 schema (before ALTER EXTENSION dynindex UPDATE) has no streams */
+	if (!OidIsValid(get_relname_relid("streams", get_namespace_oid("dynindex", false))))
+		return NULL;
 	args[0] = Int64GetDatum(table_num);
 	exec_args("SELECT stream_label FROM dynindex.streams WHERE table_num = $1 ORDER BY stream_id DESC LIMIT 1",
 			  1, types, args, SPI_OK_SELECT);
