@@ -134,6 +134,16 @@ COMMENT ON TABLE dynindex.backups IS 'One row per on-demand backup: the source t
 SELECT pg_catalog.pg_extension_config_dump('dynindex.backups', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.backup_num_seq', '');
 
+-- Strings holding U+0000 (src/types/nulstr.c; docs/data-model.md): jsonb cannot
+-- hold "\u0000", so this entry point takes and returns JSON text.  (Not an
+-- overload of dynindex.api: an untyped literal would then resolve to text.)
+CREATE FUNCTION dynindex.api_text(operation text, request text)
+RETURNS text
+AS 'MODULE_PATHNAME', 'dynindex_api_text'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.api_text(text, text) IS
+  'dynindex.api with JSON text in and out: strings may hold U+0000 ("\u0000"), which jsonb cannot; the gateway uses it. Errors as dynindex.api.';
+
 -- == security ==
 
 -- == metrics ==

@@ -65,27 +65,17 @@ find_operation(const char *name)
 	return NULL;
 }
 
-PG_FUNCTION_INFO_V1(dynindex_api);
-
-/* dynindex.api(operation text, request jsonb) RETURNS jsonb */
-Datum
-dynindex_api(PG_FUNCTION_ARGS)
+/* Run one operation on a request (jsonb, U+0000 escaped); returns the response. */
+static Jsonb *
+run_operation(const char *opname, Jsonb *req)
 {
-	char	   *opname;
-	Jsonb	   *req;
 	Jsonb	   *res;
 	Jsonb	   *volatile out = NULL;
 	DynOperation fn;
 
-	if (PG_ARGISNULL(0))
-		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
-	opname = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	fn = find_operation(opname);
 	if (fn == NULL)
 		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
-	if (PG_ARGISNULL(1))
-		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
-	req = PG_GETARG_JSONB_P(1);
 
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -104,5 +94,71 @@ dynindex_api(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	SPI_finish();
-	PG_RETURN_JSONB_P(out);
+	return out;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_api);
+
+/* dynindex.api(operation text, request jsonb) RETURNS jsonb */
+Datum
+dynindex_api(PG_FUNCTION_ARGS)
+{
+	char	   *opname;
+
+	if (PG_ARGISNULL(0))
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	opname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (find_operation(opname) == NULL)
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	if (PG_ARGISNULL(1))
+		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
+	/* U+E000 is the escape of U+0000 inside (types/nulstr.c): escape the request's own */
+	PG_RETURN_JSONB_P(DynNulUnescapeResponse(run_operation(opname, DynNulEscapeRequest(PG_GETARG_JSONB_P(1)))));
+}
+
+/* Error context of a request body that failed to parse (the gateway looks for it). */
+static void
+request_body_context(void *arg)
+{
+	errcontext("dynindex request body");
+}
+
+PG_FUNCTION_INFO_V1(dynindex_api_text);
+
+/*
+ * dynindex.api_text(operation text, request text) RETURNS text: the same
+ * with JSON text in and out, so that strings may hold U+0000 ("\u0000"),
+ * which jsonb cannot; the gateway calls it.
+ */
+Datum
+dynindex_api_text(PG_FUNCTION_ARGS)
+{
+	char	   *opname;
+	text	   *reqtext;
+	Datum		req;
+	Jsonb	   *res;
+
+	if (PG_ARGISNULL(0))
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	opname = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (find_operation(opname) == NULL)
+		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	if (PG_ARGISNULL(1))
+		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
+	reqtext = PG_GETARG_TEXT_PP(1);
+	{
+		/* a body that is not JSON: the gateway answers SerializationException */
+		ErrorContextCallback cb;
+
+		cb.callback = request_body_context;
+		cb.arg = NULL;
+		cb.previous = error_context_stack;
+		error_context_stack = &cb;
+		req = DirectFunctionCall1(jsonb_in, CStringGetDatum(DynNulJsonTextIn(VARDATA_ANY(reqtext),
+																			   VARSIZE_ANY_EXHDR(reqtext))));
+		error_context_stack = cb.previous;
+	}
+	res = run_operation(opname, DatumGetJsonbP(req));
+	PG_RETURN_TEXT_P(cstring_to_text(DynNulJsonTextOut(DatumGetCString(DirectFunctionCall1(jsonb_out,
+																						 JsonbPGetDatum(res))))));
 }

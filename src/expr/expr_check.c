@@ -160,8 +160,16 @@ DynExprContextCreate(JsonbValue *names, JsonbValue *values)
 			DynCheckAttributeNameLength(vals[i].val.string.len);
 			ctx->names[i].key = pnstrdup(keys[i], lens[i]);
 			ctx->names[i].keylen = lens[i];
-			ctx->names[i].value = pnstrdup(vals[i].val.string.val, vals[i].val.string.len);
-			ctx->names[i].valuelen = vals[i].val.string.len;
+			{
+				/* a name may hold U+0000, escaped in jsonb (types/nulstr.c) */
+				int			n;
+				const char *d = DynNulDecode(vals[i].val.string.val, vals[i].val.string.len, &n);
+
+				ctx->names[i].value = palloc(n + 1);
+				memcpy(ctx->names[i].value, d, n);
+				ctx->names[i].value[n] = '\0';
+				ctx->names[i].valuelen = n;
+			}
 		}
 	}
 

@@ -75,6 +75,44 @@ object_members(const char *s, const char **start, size_t *len)
 	return true;
 }
 
+/*
+ * Strings holding U+0000 travel escaped in the extension's messages and
+ * DETAIL (U+0000 as U+E000 '0', U+E000 as U+E000 'E'; src/types/nulstr.c).
+ * They only occur inside JSON strings of the error body: turn them back.
+ */
+static void
+nul_unescape(GwError *e)
+{
+	static const char esc[] = "\xEE\x80\x80";
+	Buf			b;
+	size_t		i = 0;
+
+	if (memmem(e->body, e->body_len, esc, 3) == NULL)
+		return;
+	buf_init(&b);
+	while (i < e->body_len)
+	{
+		if (i + 3 < e->body_len && memcmp(e->body + i, esc, 3) == 0 &&
+			(e->body[i + 3] == '0' || e->body[i + 3] == 'E'))
+		{
+			if (e->body[i + 3] == '0')
+				buf_puts(&b, "\\u0000");
+			else
+				buf_append(&b, esc, 3);
+			i += 4;
+		}
+		else
+			buf_append(&b, e->body + i++, 1);
+	}
+	if (b.data)
+	{
+		free(e->body);
+		e->body = buf_steal(&b, &e->body_len);
+	}
+	else
+		buf_free(&b);
+}
+
 void
 gw_error_make(GwError *e, const char *name, const char *message, const char *detail_json)
 {
@@ -111,6 +149,8 @@ gw_error_make(GwError *e, const char *name, const char *message, const char *det
 	e->body = buf_steal(&b, &e->body_len);
 	if (e->body)
 		e->body_len = gw_json_compact(e->body, e->body_len);	/* DETAIL is jsonb output */
+	if (e->body)
+		nul_unescape(e);
 	if (e->body == NULL)
 	{
 		e->status = 500;

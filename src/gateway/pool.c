@@ -35,7 +35,8 @@ typedef struct Slot
  * preparing is tried again on the next connection.  PostgreSQL re-plans the
  * statement by itself if the function is replaced.
  */
-#define API_SQL "SELECT dynindex.api($1::text, $2::jsonb)"
+/* api_text: JSON text in and out, so strings may hold U+0000 (src/types/nulstr.c) */
+#define API_SQL "SELECT dynindex.api_text($1::text, $2::text)"
 #define API_STMT "dynindex_api"
 
 /*
@@ -45,7 +46,10 @@ typedef struct Slot
  * transaction ends (commit or abort), so the connection goes back to the
  * pool in the gateway's own role without a RESET ROLE.
  */
-#define API_ROLE_SQL "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r"
+#define API_ROLE_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('role', $1, true) AS r"
+/* the same for a database still at extension version 0.1 (no U+0000 in strings there) */
+#define API_SQL_01 "SELECT dynindex.api($1::text, $2::jsonb)"
+#define API_ROLE_SQL_01 "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r"
 #define API_ROLE_STMT "dynindex_api_role"
 
 static Slot *slots;
@@ -168,12 +172,21 @@ slot_connect(Slot *s)
 	if (s->conn)
 	{
 		PGresult   *res = PQprepare(s->conn, API_STMT, API_SQL, 2, NULL);
+		bool		v01 = false;
+		/* a database still at extension version 0.1 has no dynindex.api_text */
+		const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 
+		if (st && strcmp(st, "42883") == 0)
+		{
+			PQclear(res);
+			res = PQprepare(s->conn, API_STMT, API_SQL_01, 2, NULL);
+			v01 = true;
+		}
 		s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 		PQclear(res);
 		if (s->prepared)
 		{
-			res = PQprepare(s->conn, API_ROLE_STMT, API_ROLE_SQL, 3, NULL);
+			res = PQprepare(s->conn, API_ROLE_STMT, v01 ? API_ROLE_SQL_01 : API_ROLE_SQL, 3, NULL);
 			s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
 			PQclear(res);
 		}
@@ -248,7 +261,8 @@ take_error(PGconn *c, PGresult *res, const char *body, bool with_role, DbResult 
 	r->status = DB_ERROR;
 
 	/* The body failed jsonb input: it is not valid JSON. */
-	if (ctx && strstr(ctx, with_role ? "portal parameter $3" : "portal parameter $2") &&
+	if (ctx && (strstr(ctx, with_role ? "portal parameter $3" : "portal parameter $2") ||
+				strstr(ctx, "dynindex request body")) &&
 		(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
 	{
 		r->status = DB_SERIALIZATION;

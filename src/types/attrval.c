@@ -107,8 +107,8 @@ expect_string(JsonbValue *jv, const char **s, int *len)
 {
 	if (jv->type != jbvString)
 		DynSerializationErrorFor(jv, "String");
-	*s = jv->val.string.val;
-	*len = jv->val.string.len;
+	/* U+0000 travels escaped in jsonb (types/nulstr.c) */
+	*s = DynNulDecode(jv->val.string.val, jv->val.string.len, len);
 }
 
 /* Extract a Blob member (base64 string) as raw bytes. */
@@ -323,8 +323,7 @@ parse_map(JsonbValue *jv, int depth, bool trusted, const char **errmsg)
 	{
 		if (tok == WJB_KEY)
 		{
-			name = v.val.string.val;
-			namelen = v.val.string.len;
+			name = DynNulDecode(v.val.string.val, v.val.string.len, &namelen);
 			if (!trusted)
 				DynCheckAttributeNameLength(namelen);
 		}
@@ -520,10 +519,12 @@ void
 DynPushJsonbString(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len)
 {
 	JsonbValue	v;
+	int			n;
 
+	/* U+0000 (and the escape character) are written escaped (types/nulstr.c) */
 	v.type = jbvString;
-	v.val.string.val = (char *) s;
-	v.val.string.len = len;
+	v.val.string.val = (char *) DynNulEncode(s, len, &n);
+	v.val.string.len = n;
 	pushJsonbValue(state, tok, &v);
 }
 

@@ -111,6 +111,17 @@ extern DynValue *DynItemFromStored(Jsonb *jb);
 
 /* Push a string of len bytes / raw bytes as base64 text into a jsonb being built. */
 extern void DynPushJsonbString(JsonbParseState **state, JsonbIteratorToken tok, const char *s, int len);
+
+/* ---- nulstr.c: U+0000 in jsonb strings, escaped as U+E000 '0' (U+E000 itself as U+E000 'E') ---- */
+/* Decode / encode one string; return s itself when nothing changes. */
+extern const char *DynNulDecode(const char *s, int len, int *outlen);
+extern const char *DynNulEncode(const char *s, int len, int *outlen);
+/* dynindex.api's jsonb request and response: escape / unescape U+E000. */
+extern Jsonb *DynNulEscapeRequest(Jsonb *jb);
+extern Jsonb *DynNulUnescapeResponse(Jsonb *jb);
+/* dynindex.api_text's JSON text: "\u0000" in, "\u0000" out. */
+extern char *DynNulJsonTextIn(const char *s, int len);
+extern char *DynNulJsonTextOut(const char *s);
 extern void DynPushJsonbBase64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len);
 /* Append a value (typed JSON) to a jsonb being built. */
 extern void DynValuePushJsonb(JsonbParseState **state, const DynValue *v);
