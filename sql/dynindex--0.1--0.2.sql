@@ -102,6 +102,28 @@ SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_seq', '');
 
 -- == partiql ==
 
+CREATE FUNCTION dynindex.partiql(statement text, parameters jsonb DEFAULT NULL)
+RETURNS SETOF jsonb
+LANGUAGE plpgsql
+AS $fn$
+DECLARE
+    req jsonb := jsonb_build_object('Statement', statement);
+    res jsonb;
+BEGIN
+    IF parameters IS NOT NULL THEN
+        req := req || jsonb_build_object('Parameters', parameters);
+    END IF;
+    LOOP
+        res := dynindex.api('ExecuteStatement', req);
+        RETURN QUERY SELECT i FROM jsonb_array_elements(res -> 'Items') i;
+        EXIT WHEN res ->> 'NextToken' IS NULL;
+        req := req || jsonb_build_object('NextToken', res ->> 'NextToken');
+    END LOOP;
+END
+$fn$;
+COMMENT ON FUNCTION dynindex.partiql(text, jsonb) IS
+    'Run one PartiQL statement (ExecuteStatement) and return its items as rows, following NextToken until the last page: parameters is a JSON array of AttributeValues for the statement''s ? placeholders; writes return the RETURNING item, if any.';
+
 -- == backups ==
 -- On-demand backups (src/api/backups.c, src/backup/; docs/backups.md).  One
 -- catalog row per backup; the items are a copy relation dynindex_backups.b<num>

@@ -22,6 +22,7 @@ typedef struct OperationEntry
 
 
 static const OperationEntry operations[] = {
+	{"BatchExecuteStatement", DynBatchExecuteStatement},	/* src/api/partiql.c */
 	{"BatchGetItem", DynBatchGetItem},
 	{"BatchWriteItem", DynBatchWriteItem},
 	{"CreateBackup", DynCreateBackup},	/* src/api/backups.c */
@@ -34,6 +35,8 @@ static const OperationEntry operations[] = {
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeTable", DynDescribeTable},
 	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
+	{"ExecuteStatement", DynExecuteStatement},	/* partiql.c */
+	{"ExecuteTransaction", DynExecuteTransaction},	/* partiql.c */
 	{"GetItem", DynGetItem},
 	{"ListBackups", DynListBackups},	/* backups.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */

@@ -69,4 +69,9 @@ extern Jsonb *DynUpdateContinuousBackups(Jsonb *req);
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);
 
+/* partiql.c */
+extern Jsonb *DynExecuteStatement(Jsonb *req);
+extern Jsonb *DynBatchExecuteStatement(Jsonb *req);
+extern Jsonb *DynExecuteTransaction(Jsonb *req);
+
 #endif

@@ -79,5 +79,7 @@ extern int	DynBytesCompare(const bytea *a, const bytea *b);
 /* ---- query_scan.c ---- */
 extern Jsonb *DynQuery(Jsonb *req);
 extern Jsonb *DynScan(Jsonb *req);
+/* Query whose FilterExpression may name key attributes (PartiQL's WHERE) */
+extern Jsonb *DynQueryAllowingKeyFilter(Jsonb *req);
 
 #endif

@@ -152,6 +152,9 @@ typedef struct PlanEntry
 } PlanEntry;
 
 static HTAB *plan_cache = NULL;
+
+/* PartiQL (src/api/partiql.c): a SELECT's WHERE may filter on key attributes */
+static bool filter_keys_allowed = false;
 static uint64 plan_cache_generation = 0;
 
 /*
@@ -960,11 +963,34 @@ DynQuery(Jsonb *req)
 	}
 	if (RqGet(r, "QueryFilter"))
 		check_filter_keys(&rs, "QueryFilter");
-	else if (rs.filter)
+	else if (rs.filter && !filter_keys_allowed)
 		check_filter_keys(&rs, "Filter Expression");
 	check_gsi_select(&rs, r);
 	rs.fetch_base = needs_base_items(&rs);
 	return read_page(&rs);
+}
+
+/*
+ * Query for PartiQL: a SELECT's WHERE may hold further conditions on key
+ * attributes beyond the key condition, which DynamoDB's PartiQL evaluates as
+ * a filter (the JSON API refuses them in a FilterExpression).
+ */
+Jsonb *
+DynQueryAllowingKeyFilter(Jsonb *req)
+{
+	Jsonb	   *volatile res = NULL;
+
+	filter_keys_allowed = true;
+	PG_TRY();
+	{
+		res = DynQuery(req);
+	}
+	PG_FINALLY();
+	{
+		filter_keys_allowed = false;
+	}
+	PG_END_TRY();
+	return res;
 }
 
 /* Scan */

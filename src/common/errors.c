@@ -37,6 +37,7 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_BACKUP_NOT_FOUND] = {"BackupNotFoundException", "YD032"},
 	[DYN_ERR_BACKUP_IN_USE] = {"BackupInUseException", "YD033"},
 	[DYN_ERR_CONTINUOUS_BACKUPS_UNAVAILABLE] = {"ContinuousBackupsUnavailableException", "YD034"},
+	[DYN_ERR_DUPLICATE_ITEM] = {"DuplicateItemException", "YD020"},
 };
 
 /* DynamoDB's name of an error type. */

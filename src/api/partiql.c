@@ -1,0 +1,936 @@
+/*
+ * partiql.c — ExecuteStatement, BatchExecuteStatement and ExecuteTransaction.
+ *
+ * Each statement is parsed and planned by src/partiql/ into the request of
+ * an existing operation, which is then run through that operation's own
+ * function (DynGetItem, DynQuery, DynScan, DynPutItem, DynUpdateItem,
+ * DynDeleteItem, DynTransactWriteItems, DynTransactGetItems): validation,
+ * capacity, LSIs, GSIs, streams and item-collection limits are the JSON
+ * API's.  What PartiQL adds is here: paging across the Queries of an IN on
+ * the partition key (NextToken), INSERT's DuplicateItemException, the
+ * batch's per-statement Error entries (each statement runs in its own
+ * subtransaction) and the transaction's DuplicateItem cancellation reason.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/base64.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "api/api.h"
+#include "api/capacity.h"
+#include "api/query.h"
+#include "api/request.h"
+#include "common/errors.h"
+#include "partiql/partiql.h"
+
+#define MAX_STATEMENT_LENGTH 8192
+#define MAX_BATCH_STATEMENTS 25
+#define MAX_TRANSACT_STATEMENTS 100
+#define PAGE_BYTES (1024 * 1024)
+
+/* ---------------------------------------------------------------- schemas */
+
+static const char *const rvoccf_enum[] = {"ALL_OLD", "NONE", NULL};
+static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
+
+#define STATEMENT_FIELD {.name = "Statement",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = MAX_STATEMENT_LENGTH}
+#define PARAMETERS_FIELD {.name = "Parameters",.type = RQ_LIST,.elem = &attrvalue_elem,.minlen = 1}
+#define RVOCCF_FIELD {.name = "ReturnValuesOnConditionCheckFailure",.type = RQ_STRING,.enumvals = rvoccf_enum}
+#define RCC_FIELD {.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum}
+
+static const RqField execute_fields[] = {
+	STATEMENT_FIELD,
+	PARAMETERS_FIELD,
+	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
+	{.name = "NextToken",.type = RQ_STRING,.minlen = 1,.maxlen = 32768},
+	RCC_FIELD,
+	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1},
+	RVOCCF_FIELD,
+	{0}
+};
+
+static const RqField batch_statement_fields[] = {
+	STATEMENT_FIELD,
+	PARAMETERS_FIELD,
+	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
+	RVOCCF_FIELD,
+	{0}
+};
+static const RqField batch_statement_elem = {.type = RQ_STRUCT,.structname = "BatchStatementRequest",.fields = batch_statement_fields};
+static const RqField batch_fields[] = {
+	{.name = "Statements",.type = RQ_LIST,.elem = &batch_statement_elem,.notnull = true,.minlen = 1,
+	.maxlen = MAX_BATCH_STATEMENTS},
+	RCC_FIELD,
+	{0}
+};
+
+static const RqField parameterized_fields[] = {
+	STATEMENT_FIELD,
+	PARAMETERS_FIELD,
+	RVOCCF_FIELD,
+	{0}
+};
+static const RqField parameterized_elem = {.type = RQ_STRUCT,.structname = "ParameterizedStatement",.fields = parameterized_fields};
+static const RqField transaction_fields[] = {
+	{.name = "TransactStatements",.type = RQ_LIST,.elem = &parameterized_elem,.notnull = true,.minlen = 1,
+	.maxlen = MAX_TRANSACT_STATEMENTS},
+	{.name = "ClientRequestToken",.type = RQ_STRING,.minlen = 1,.maxlen = 36},
+	RCC_FIELD,
+	{0}
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+/* The Parameters of a statement as typed JSON texts. */
+static PqParam *
+get_params(JsonbValue *jv, int *n)
+{
+	JsonbValue *elems;
+	PqParam    *params;
+	int			i;
+
+	*n = 0;
+	if (jv == NULL)
+		return NULL;
+	elems = RqArrayElems(jv, n);
+	params = palloc0(sizeof(PqParam) * (*n + 1));
+	for (i = 0; i < *n; i++)
+	{
+		JsonbValue *e = &elems[i];
+		JsonbIterator *it;
+		JsonbValue	v;
+
+		params[i].type = "";
+		if (e->type != jbvBinary)
+		{
+			params[i].json = "{}";
+			continue;
+		}
+		params[i].json = JsonbToCString(NULL, e->val.binary.data, e->val.binary.len);
+		it = JsonbIteratorInit(e->val.binary.data);
+		if (JsonbIteratorNext(&it, &v, false) == WJB_BEGIN_OBJECT &&
+			JsonbIteratorNext(&it, &v, true) == WJB_KEY)
+			params[i].type = pnstrdup(v.val.string.val, v.val.string.len);
+	}
+	return params;
+}
+
+/* Parse and plan one statement object (Statement, Parameters). */
+static PqPlan *
+plan_statement(JsonbValue *obj, PqContext ctx, bool consistent)
+{
+	JsonbValue *s = RqGetJv(obj, "Statement");
+	int			nparams;
+	PqParam    *params = get_params(RqGetJv(obj, "Parameters"), &nparams);
+	PqStatement *st = PqParse(s->val.string.val, s->val.string.len, params, nparams);
+
+	return PqPlanStatement(st, ctx, consistent);
+}
+
+/* Run an operation on a request given as JSON text. */
+static Jsonb *
+run(DynOperation fn, const char *json)
+{
+	Jsonb	   *req = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+
+	return fn(req);
+}
+
+/* The operation function of a planned statement. */
+static DynOperation
+plan_function(PqPlan *plan)
+{
+	switch (plan->op)
+	{
+		case PQ_OP_GET:
+			return DynGetItem;
+		case PQ_OP_QUERY:
+			return DynQueryAllowingKeyFilter;
+		case PQ_OP_SCAN:
+			return DynScan;
+		case PQ_OP_PUT:
+			return DynPutItem;
+		case PQ_OP_UPDATE:
+			return DynUpdateItem;
+		case PQ_OP_DELETE:
+		case PQ_OP_CHECK:
+			return DynDeleteItem;
+	}
+	return NULL;
+}
+
+/* Append ,"member":"value" when value is set. */
+static void
+add_string_member(StringInfo b, const char *member, const char *value)
+{
+	if (value == NULL)
+		return;
+	appendStringInfo(b, ",\"%s\":", member);
+	escape_json(b, value);
+}
+
+/* Error data of the error being handled, copied; the error state is flushed. */
+static ErrorData *
+take_error(MemoryContext cxt)
+{
+	ErrorData  *ed;
+
+	MemoryContextSwitchTo(cxt);
+	ed = CopyErrorData();
+	FlushErrorState();
+	return ed;
+}
+
+/* Is an error one of dynindex's DynamoDB errors (SQLSTATE class YD)? */
+static bool
+is_dynamodb_error(ErrorData *ed)
+{
+	return ERRCODE_TO_CATEGORY(ed->sqlerrcode) == ERRCODE_TO_CATEGORY(MAKE_SQLSTATE('Y', 'D', '0', '0', '0'));
+}
+
+/* The DynamoDB text of an error's message (after "<Type>: "). */
+static const char *
+error_text(ErrorData *ed)
+{
+	const char *sep = strstr(ed->message, ": ");
+
+	return sep ? sep + 2 : ed->message;
+}
+
+/* The error type name of an error's message (before ": "). */
+static char *
+error_type(ErrorData *ed)
+{
+	const char *sep = strstr(ed->message, ": ");
+
+	return sep ? pnstrdup(ed->message, sep - ed->message) : pstrdup("InternalServerError");
+}
+
+static void rethrow_as(ErrorData *ed, DynErrorCode code, const char *prefix) pg_attribute_noreturn();
+
+/* Raise a DynamoDB error again with another type or a message prefix. */
+static void
+rethrow_as(ErrorData *ed, DynErrorCode code, const char *prefix)
+{
+	DynErrorWithDetail(code, ed->detail, "%s%s", prefix ? prefix : "", error_text(ed));
+}
+
+/* ---------------------------------------------------------------- capacity */
+
+/* Push the sum of two ConsumedCapacity objects (numbers added member by member). */
+static JsonbValue *
+push_capacity_sum(JsonbParseState **st, JsonbContainer *a, JsonbContainer *b)
+{
+	JsonbIterator *it = JsonbIteratorInit(a);
+	JsonbValue	k;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	JsonbValue *bv;
+
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	tok = JsonbIteratorNext(&it, &k, true);
+	while ((tok = JsonbIteratorNext(&it, &k, true)) == WJB_KEY)
+	{
+		JsonbIteratorNext(&it, &v, true);
+		pushJsonbValue(st, WJB_KEY, &k);
+		bv = b ? getKeyJsonValueFromContainer(b, k.val.string.val, k.val.string.len, NULL) : NULL;
+		if (v.type == jbvNumeric && bv && bv->type == jbvNumeric)
+		{
+			JsonbValue	sum;
+
+			sum.type = jbvNumeric;
+			sum.val.numeric = DatumGetNumeric(DirectFunctionCall2(numeric_add, NumericGetDatum(v.val.numeric),
+																 NumericGetDatum(bv->val.numeric)));
+			pushJsonbValue(st, WJB_VALUE, &sum);
+		}
+		else if (v.type == jbvBinary && JsonContainerIsObject(v.val.binary.data))
+			push_capacity_sum(st, v.val.binary.data,
+							  bv && bv->type == jbvBinary && JsonContainerIsObject(bv->val.binary.data) ?
+							  bv->val.binary.data : NULL);
+		else
+			pushJsonbValue(st, WJB_VALUE, &v);
+	}
+	/* members only b has (an index read by a later Query) */
+	if (b)
+	{
+		it = JsonbIteratorInit(b);
+		tok = JsonbIteratorNext(&it, &k, true);
+		while ((tok = JsonbIteratorNext(&it, &k, true)) == WJB_KEY)
+		{
+			JsonbIteratorNext(&it, &v, true);
+			if (getKeyJsonValueFromContainer(a, k.val.string.val, k.val.string.len, NULL) == NULL)
+			{
+				pushJsonbValue(st, WJB_KEY, &k);
+				pushJsonbValue(st, WJB_VALUE, &v);
+			}
+		}
+	}
+	return pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* acc + the ConsumedCapacity of a response (either may be NULL). */
+static Jsonb *
+add_capacity(Jsonb *acc, Jsonb *res)
+{
+	JsonbValue *c = getKeyJsonValueFromContainer(&res->root, "ConsumedCapacity", strlen("ConsumedCapacity"), NULL);
+	JsonbParseState *st = NULL;
+
+	if (c == NULL || c->type != jbvBinary)
+		return acc;
+	if (JsonContainerIsArray(c->val.binary.data))
+	{
+		/* a list of one entry per table (transactions): take the first */
+		JsonbValue *e = getIthJsonbValueFromContainer(c->val.binary.data, 0);
+
+		if (e == NULL || e->type != jbvBinary)
+			return acc;
+		c = e;
+	}
+	if (acc == NULL)
+		return JsonbValueToJsonb(c);
+	return JsonbValueToJsonb(push_capacity_sum(&st, &acc->root, c->val.binary.data));
+}
+
+/* ---------------------------------------------------------------- NextToken */
+
+/* A hash of what a NextToken belongs to: the statement and its parameters. */
+static uint32
+request_hash(JsonbContainer *r)
+{
+	JsonbValue *s = RqGet(r, "Statement");
+	JsonbValue *p = RqGet(r, "Parameters");
+	uint32		h = hash_bytes((const unsigned char *) s->val.string.val, s->val.string.len);
+
+	if (p && p->type == jbvBinary)
+	{
+		char	   *txt = JsonbToCString(NULL, p->val.binary.data, p->val.binary.len);
+
+		h = hash_combine(h, hash_bytes((const unsigned char *) txt, strlen(txt)));
+	}
+	return h;
+}
+
+/* Encode a NextToken: which Query of the plan, and its ExclusiveStartKey. */
+static char *
+encode_token(uint32 hash, int query, Jsonb *lek)
+{
+	char	   *json = psprintf("{\"h\":%u,\"q\":%d,\"k\":%s}", hash, query,
+								lek ? JsonbToCString(NULL, &lek->root, VARSIZE(lek)) : "null");
+	int			len = strlen(json);
+	char	   *out = palloc(pg_b64_enc_len(len) + 1);
+	int			n = pg_b64_encode(json, len, out, pg_b64_enc_len(len));
+
+	if (n < 0)
+		elog(ERROR, "could not encode a NextToken");
+	out[n] = '\0';
+	return out;
+}
+
+/* JSON text as jsonb, or NULL when it is not JSON (jsonb_in has no side effects). */
+static Jsonb *
+parse_json_or_null(const char *text)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	Jsonb	   *volatile jb = NULL;
+
+	PG_TRY();
+	{
+		jb = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(text)));
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		jb = NULL;
+	}
+	PG_END_TRY();
+	return jb;
+}
+
+/* Decode a NextToken; sets the Query index and start key text (or NULL). */
+static void
+decode_token(const char *token, uint32 hash, int nqueries, int *query, char **esk)
+{
+	int			len = strlen(token);
+	char	   *buf = palloc(pg_b64_dec_len(len) + 1);
+	int			n = pg_b64_decode(token, len, buf, pg_b64_dec_len(len));
+	Jsonb	   *jb;
+	JsonbValue *h;
+	JsonbValue *q;
+	JsonbValue *k;
+
+	if (n <= 0)
+		DynValidationError("Invalid NextToken");
+	buf[n] = '\0';
+	jb = parse_json_or_null(buf);
+	if (jb == NULL)
+		DynValidationError("Invalid NextToken");
+	if (!JB_ROOT_IS_OBJECT(jb))
+		DynValidationError("Invalid NextToken");
+	h = getKeyJsonValueFromContainer(&jb->root, "h", 1, NULL);
+	q = getKeyJsonValueFromContainer(&jb->root, "q", 1, NULL);
+	k = getKeyJsonValueFromContainer(&jb->root, "k", 1, NULL);
+	if (h == NULL || q == NULL || h->type != jbvNumeric || q->type != jbvNumeric)
+		DynValidationError("Invalid NextToken");
+	if (DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(h->val.numeric))) != (int64) hash)
+		DynValidationError("NextToken does not match request");
+	*query = DatumGetInt32(DirectFunctionCall1(numeric_int4, NumericGetDatum(q->val.numeric)));
+	if (*query < 0 || *query >= nqueries)
+		DynValidationError("Invalid NextToken");
+	*esk = NULL;
+	if (k && k->type == jbvBinary)
+		*esk = JsonbToCString(NULL, k->val.binary.data, k->val.binary.len);
+}
+
+/* ---------------------------------------------------------------- running one statement */
+
+/* The root of a request as a JsonbValue (for RqGetJv). */
+static JsonbValue *
+root_value(Jsonb *req)
+{
+	JsonbValue *v = palloc(sizeof(JsonbValue));
+
+	v->type = jbvBinary;
+	v->val.binary.data = &req->root;
+	v->val.binary.len = VARSIZE(req);
+	return v;
+}
+
+/* The request of a read: the planned body plus ExecuteStatement's members. */
+static char *
+read_request(PqPlan *plan, int q, bool consistent, const char *rcc, int64 limit, const char *esk)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{%s", plan->bodies[q]);
+	if (consistent)
+		appendStringInfoString(&b, ",\"ConsistentRead\":true");
+	add_string_member(&b, "ReturnConsumedCapacity", rcc);
+	if (limit > 0 && plan->op != PQ_OP_GET)
+		appendStringInfo(&b, ",\"Limit\":" INT64_FORMAT, limit);
+	if (esk)
+		appendStringInfo(&b, ",\"ExclusiveStartKey\":%s", esk);
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+/* The request of a write: the planned body plus ReturnValues and the others. */
+static char *
+write_request(PqPlan *plan, const char *rcc, const char *rvoccf)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	appendStringInfo(&b, "{%s", plan->bodies[0]);
+	add_string_member(&b, "ReturnValues", plan->return_values);
+	add_string_member(&b, "ReturnConsumedCapacity", rcc);
+	add_string_member(&b, "ReturnValuesOnConditionCheckFailure", rvoccf);
+	appendStringInfoChar(&b, '}');
+	return b.data;
+}
+
+/*
+ * Run a planned write.  INSERT's failed attribute_not_exists is DynamoDB's
+ * DuplicateItemException (ExecuteStatement errors: "Duplicate primary key
+ * exists in table").
+ */
+static Jsonb *
+run_write(PqPlan *plan, const char *rcc, const char *rvoccf)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	char	   *json = write_request(plan, rcc, rvoccf);
+	Jsonb	   *volatile res = NULL;
+
+	if (plan->op != PQ_OP_PUT)
+		return run(plan_function(plan), json);
+	PG_TRY();
+	{
+		res = run(DynPutItem, json);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed = take_error(cxt);
+
+		if (ed->sqlerrcode == MAKE_SQLSTATE('Y', 'D', '0', '0', '4'))
+			DynError(DYN_ERR_DUPLICATE_ITEM, "Duplicate primary key exists in table");
+		ReThrowError(ed);
+	}
+	PG_END_TRY();
+	return res;
+}
+
+/* A member of a response, or NULL. */
+static JsonbValue *
+member(Jsonb *res, const char *name)
+{
+	return getKeyJsonValueFromContainer(&res->root, name, strlen(name), NULL);
+}
+
+/* ExecuteStatement */
+Jsonb *
+DynExecuteStatement(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	bool		consistent;
+	const char *rcc;
+	PqPlan	   *plan;
+	List	   *items = NIL;
+	Jsonb	   *cap = NULL;
+	char	   *next = NULL;
+	JsonbValue *lek = NULL;
+	JsonbParseState *st = NULL;
+	ListCell   *lc;
+
+	RqValidate(req, execute_fields);
+	consistent = RqGetBool(r, "ConsistentRead", false);
+	rcc = RqGetString(r, "ReturnConsumedCapacity");
+	plan = plan_statement(root_value(req), PQ_CTX_STATEMENT, consistent);
+
+	if (plan->is_read)
+	{
+		uint32		h = request_hash(r);
+		int64		limit = RqGetInt(r, "Limit", 0);
+		int64		remaining = limit;
+		int64		bytes = 0;
+		int			q = 0;
+		char	   *esk = NULL;
+		char	   *token = RqGetString(r, "NextToken");
+
+		if (token)
+			decode_token(token, h, plan->nbodies, &q, &esk);
+		for (; q < plan->nbodies; q++)
+		{
+			Jsonb	   *res = run(plan_function(plan), read_request(plan, q, consistent, rcc, remaining, esk));
+			JsonbValue *v;
+
+			esk = NULL;
+			cap = add_capacity(cap, res);
+			if (plan->op == PQ_OP_GET)
+			{
+				if ((v = member(res, "Item")) != NULL)
+					items = lappend(items, v);
+				break;
+			}
+			v = member(res, "Items");
+			if (v && v->type == jbvBinary)
+			{
+				JsonbIterator *it = JsonbIteratorInit(v->val.binary.data);
+				JsonbValue	e;
+				JsonbIteratorToken tok;
+
+				while ((tok = JsonbIteratorNext(&it, &e, true)) != WJB_DONE)
+					if (tok == WJB_ELEM)
+					{
+						JsonbValue *copy = palloc(sizeof(JsonbValue));
+
+						*copy = e;
+						items = lappend(items, copy);
+					}
+			}
+			if (limit > 0 && (v = member(res, "ScannedCount")) != NULL && v->type == jbvNumeric)
+				remaining -= DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+			lek = member(res, "LastEvaluatedKey");
+			if (lek)
+			{
+				next = encode_token(h, q, JsonbValueToJsonb(lek));
+				break;
+			}
+			bytes += VARSIZE(res);
+			if (q + 1 < plan->nbodies && ((limit > 0 && remaining <= 0) || bytes >= PAGE_BYTES))
+			{
+				next = encode_token(h, q + 1, NULL);
+				break;
+			}
+		}
+	}
+	else
+	{
+		Jsonb	   *res = run_write(plan, rcc, RqGetString(r, "ReturnValuesOnConditionCheckFailure"));
+		JsonbValue *attrs = member(res, "Attributes");
+
+		cap = add_capacity(cap, res);
+		if (attrs)
+			items = lappend(items, attrs);
+	}
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "Items");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	foreach(lc, items)
+		pushJsonbValue(&st, WJB_ELEM, lfirst(lc));
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	if (next)
+	{
+		RqPushKey(&st, "NextToken");
+		RqPushString(&st, WJB_VALUE, next);
+	}
+	if (lek)
+	{
+		RqPushKey(&st, "LastEvaluatedKey");
+		pushJsonbValue(&st, WJB_VALUE, lek);
+	}
+	if (cap)
+	{
+		RqPushKey(&st, "ConsumedCapacity");
+		RqPushJsonb(&st, WJB_VALUE, cap);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* ---------------------------------------------------------------- BatchExecuteStatement */
+
+/* One statement of a batch. */
+typedef struct BatchEntry
+{
+	JsonbValue *spec;
+	PqStatement *stmt;			/* parsed, or NULL with error set */
+	ErrorData  *error;
+	char	   *table;
+	Jsonb	   *result;			/* the operation's response */
+} BatchEntry;
+
+/* Parse one statement; a parse error is kept (parsing has no side effects). */
+static void
+batch_parse(BatchEntry *e)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		JsonbValue *s = RqGetJv(e->spec, "Statement");
+		int			nparams;
+		PqParam    *params = get_params(RqGetJv(e->spec, "Parameters"), &nparams);
+
+		e->stmt = PqParse(s->val.string.val, s->val.string.len, params, nparams);
+		e->table = e->stmt->table;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed = take_error(cxt);
+
+		if (!is_dynamodb_error(ed))
+			ReThrowError(ed);
+		e->error = ed;
+	}
+	PG_END_TRY();
+}
+
+/* Plan and run one statement of a batch in a subtransaction of its own. */
+static void
+batch_run(BatchEntry *e, const char *rcc)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		bool		consistent = false;
+		JsonbValue *cr = RqGetJv(e->spec, "ConsistentRead");
+		PqPlan	   *plan;
+
+		if (cr && cr->type == jbvBool)
+			consistent = cr->val.boolean;
+		plan = PqPlanStatement(e->stmt, PQ_CTX_BATCH, consistent);
+		if (plan->is_read)
+			e->result = run(plan_function(plan), read_request(plan, 0, consistent, rcc, 0, NULL));
+		else
+		{
+			JsonbValue *rv = RqGetJv(e->spec, "ReturnValuesOnConditionCheckFailure");
+
+			e->result = run_write(plan, rcc,
+								  rv && rv->type == jbvString ? pnstrdup(rv->val.string.val, rv->val.string.len) : NULL);
+		}
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed = take_error(cxt);
+
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!is_dynamodb_error(ed))
+			ReThrowError(ed);
+		e->error = ed;
+	}
+	PG_END_TRY();
+}
+
+/* A batch Error entry: Code (the type without "Exception"), Message, Item. */
+static void
+push_batch_error(JsonbParseState **st, ErrorData *ed)
+{
+	char	   *type = error_type(ed);
+	int			len = strlen(type);
+	Jsonb	   *detail = ed->detail ? parse_json_or_null(ed->detail) : NULL;
+	JsonbValue *item;
+
+	if (strcmp(type, "ValidationException") == 0)
+		type = "ValidationError";
+	else if (len > 9 && strcmp(type + len - 9, "Exception") == 0)
+		type[len - 9] = '\0';
+	RqPushKey(st, "Error");
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(st, "Code");
+	RqPushString(st, WJB_VALUE, type);
+	RqPushKey(st, "Message");
+	RqPushString(st, WJB_VALUE, error_text(ed));
+	if (detail && JB_ROOT_IS_OBJECT(detail) && (item = member(detail, "Item")) != NULL)
+	{
+		RqPushKey(st, "Item");
+		pushJsonbValue(st, WJB_VALUE, item);
+	}
+	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* Add a response's ConsumedCapacity to the per-table list. */
+static void
+add_table_capacity(List **caps, Jsonb *res)
+{
+	Jsonb	   *c = add_capacity(NULL, res);
+	ListCell   *lc;
+	JsonbValue *name;
+
+	if (c == NULL)
+		return;
+	name = member(c, "TableName");
+	foreach(lc, *caps)
+	{
+		Jsonb	   *other = lfirst(lc);
+		JsonbValue *oname = member(other, "TableName");
+
+		if (name && oname && name->type == jbvString && oname->type == jbvString &&
+			name->val.string.len == oname->val.string.len &&
+			memcmp(name->val.string.val, oname->val.string.val, name->val.string.len) == 0)
+		{
+			lfirst(lc) = add_capacity(other, res);
+			return;
+		}
+	}
+	*caps = lappend(*caps, c);
+}
+
+/* Push "ConsumedCapacity": [...] when there is any. */
+static void
+push_capacity_list(JsonbParseState **st, List *caps)
+{
+	ListCell   *lc;
+
+	if (caps == NIL)
+		return;
+	RqPushKey(st, "ConsumedCapacity");
+	pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
+	foreach(lc, caps)
+		RqPushJsonb(st, WJB_ELEM, lfirst(lc));
+	pushJsonbValue(st, WJB_END_ARRAY, NULL);
+}
+
+/* BatchExecuteStatement */
+Jsonb *
+DynBatchExecuteStatement(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+	BatchEntry *entries;
+	bool		reads = false;
+	bool		writes = false;
+	const char *rcc;
+	List	   *caps = NIL;
+	JsonbParseState *st = NULL;
+
+	RqValidate(req, batch_fields);
+	rcc = RqGetString(r, "ReturnConsumedCapacity");
+	elems = RqArrayElems(RqGet(r, "Statements"), &n);
+	entries = palloc0(sizeof(BatchEntry) * n);
+	for (i = 0; i < n; i++)
+	{
+		entries[i].spec = &elems[i];
+		batch_parse(&entries[i]);
+		if (entries[i].stmt)
+		{
+			if (entries[i].stmt->kind == PQ_SELECT)
+				reads = true;
+			else
+				writes = true;
+		}
+	}
+	if (reads && writes)
+		DynValidationError("Unsupported operation: Batch must consist of either all read statements or all write statements");
+	for (i = 0; i < n; i++)
+		if (entries[i].stmt)
+			batch_run(&entries[i], rcc);
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "Responses");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		BatchEntry *e = &entries[i];
+		JsonbValue *item;
+
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		if (e->error)
+			push_batch_error(&st, e->error);
+		if (e->table)
+		{
+			RqPushKey(&st, "TableName");
+			RqPushString(&st, WJB_VALUE, e->table);
+		}
+		if (e->result)
+		{
+			if ((item = member(e->result, "Item")) != NULL)
+			{
+				RqPushKey(&st, "Item");
+				pushJsonbValue(&st, WJB_VALUE, item);
+			}
+			add_table_capacity(&caps, e->result);
+		}
+		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	}
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	push_capacity_list(&st, caps);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* ---------------------------------------------------------------- ExecuteTransaction */
+
+/*
+ * Rewrite a TransactionCanceledException of the TransactWriteItems request:
+ * an INSERT's failed attribute_not_exists is reason DuplicateItem.
+ */
+static void
+rethrow_cancellation(ErrorData *ed, PqPlan **plans, int n)
+{
+	Jsonb	   *detail = ed->detail ? parse_json_or_null(ed->detail) : NULL;
+	JsonbValue *reasons = detail && JB_ROOT_IS_OBJECT(detail) ? member(detail, "CancellationReasons") : NULL;
+	JsonbParseState *st = NULL;
+	StringInfoData msg;
+	Jsonb	   *out;
+	int			i;
+
+	if (reasons == NULL || reasons->type != jbvBinary)
+		ReThrowError(ed);
+	initStringInfo(&msg);
+	appendStringInfoString(&msg, "Transaction cancelled, please refer cancellation reasons for specific reasons [");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "CancellationReasons");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *reason = getIthJsonbValueFromContainer(reasons->val.binary.data, i);
+		JsonbValue *code = reason && reason->type == jbvBinary ?
+			getKeyJsonValueFromContainer(reason->val.binary.data, "Code", 4, NULL) : NULL;
+		char	   *c = code && code->type == jbvString ? pnstrdup(code->val.string.val, code->val.string.len) : "None";
+
+		if (plans[i]->op == PQ_OP_PUT && strcmp(c, "ConditionalCheckFailed") == 0)
+		{
+			c = "DuplicateItem";
+			pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+			RqPushKey(&st, "Code");
+			RqPushString(&st, WJB_VALUE, c);
+			RqPushKey(&st, "Message");
+			RqPushString(&st, WJB_VALUE, "Duplicate primary key exists in table");
+			pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+		}
+		else if (reason)
+			pushJsonbValue(&st, WJB_ELEM, reason);
+		appendStringInfo(&msg, "%s%s", i ? ", " : "", c);
+	}
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	out = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	appendStringInfoChar(&msg, ']');
+	DynErrorWithDetail(DYN_ERR_TRANSACTION_CANCELED, JsonbToCString(NULL, &out->root, VARSIZE(out)), "%s", msg.data);
+}
+
+/* ExecuteTransaction */
+Jsonb *
+DynExecuteTransaction(Jsonb *req)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	JsonbContainer *r = &req->root;
+	JsonbValue *elems;
+	int			n;
+	int			i;
+	PqPlan	  **plans;
+	volatile bool reads = false;
+	volatile bool writes = false;
+	const char *rcc;
+	StringInfoData b;
+	Jsonb	   *volatile res = NULL;
+
+	RqValidate(req, transaction_fields);
+	rcc = RqGetString(r, "ReturnConsumedCapacity");
+	elems = RqArrayElems(RqGet(r, "TransactStatements"), &n);
+	plans = palloc0(sizeof(PqPlan *) * n);
+	for (i = 0; i < n; i++)
+	{
+		PG_TRY();
+		{
+			plans[i] = plan_statement(&elems[i], PQ_CTX_TRANSACTION, false);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *ed = take_error(cxt);
+
+			if (ed->sqlerrcode != MAKE_SQLSTATE('Y', 'D', '0', '0', '1'))
+				ReThrowError(ed);
+			rethrow_as(ed, DYN_ERR_VALIDATION, psprintf("Validation failed in TransactStatements[%d]: ", i));
+		}
+		PG_END_TRY();
+		if (plans[i]->is_read)
+			reads = true;
+		else
+			writes = true;
+	}
+	if (reads && writes)
+		DynValidationError("ExecuteTransaction API does not support both read and write operations in the same request.");
+
+	initStringInfo(&b);
+	appendStringInfoString(&b, "{\"TransactItems\":[");
+	for (i = 0; i < n; i++)
+	{
+		static const char *const actions[] = {"Get", "", "", "Put", "Update", "Delete", "ConditionCheck"};
+		JsonbValue *rv = RqGetJv(&elems[i], "ReturnValuesOnConditionCheckFailure");
+
+		appendStringInfo(&b, "%s{\"%s\":{%s", i ? "," : "", actions[plans[i]->op], plans[i]->bodies[0]);
+		if (rv && rv->type == jbvString && !reads)
+			add_string_member(&b, "ReturnValuesOnConditionCheckFailure",
+							  pnstrdup(rv->val.string.val, rv->val.string.len));
+		appendStringInfoString(&b, "}}");
+	}
+	appendStringInfoChar(&b, ']');
+	add_string_member(&b, "ReturnConsumedCapacity", rcc);
+	if (writes)
+		add_string_member(&b, "ClientRequestToken", RqGetString(r, "ClientRequestToken"));
+	appendStringInfoChar(&b, '}');
+
+	if (reads)
+		return run(DynTransactGetItems, b.data);
+	PG_TRY();
+	{
+		res = run(DynTransactWriteItems, b.data);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed = take_error(cxt);
+
+		if (ed->sqlerrcode != MAKE_SQLSTATE('Y', 'D', '0', '0', '5'))
+			ReThrowError(ed);
+		rethrow_cancellation(ed, plans, n);
+	}
+	PG_END_TRY();
+	return res;
+}
