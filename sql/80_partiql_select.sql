@@ -13,7 +13,7 @@ SELECT dynindex.api('CreateTable', '{"TableName": "pq_users", "BillingMode": "PA
   "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}') IS NOT NULL AS created;
 
 -- ps(statement [, parameters [, extra request members]]): ExecuteStatement
-CREATE FUNCTION ps(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS $$
+CREATE OR REPLACE FUNCTION ps(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}') RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('ExecuteStatement', jsonb_build_object('Statement', stmt) ||
     CASE WHEN params IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('Parameters', params) END || extra)
 $$;

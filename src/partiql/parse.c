@@ -434,7 +434,13 @@ number_value(const char *text, bool negative)
 	StringInfoData b;
 
 	if (msg)
-		DynValidationError("%s under root", msg);
+	{
+		/* reported where the value is used, with its place: "... under root.m.x" */
+		PqNode	   *n = make_value(NULL, "N");
+
+		n->name = pstrdup(msg);
+		return n;
+	}
 	initStringInfo(&b);
 	appendStringInfoString(&b, "{\"N\":");
 	escape_json(&b, canon);
@@ -1066,7 +1072,7 @@ parse_update(Parser *p, PqStatement *st)
 			{
 				if (!eat_sym(p, "="))
 					unexpected(p);
-				a.value = parse_rhs(p, parse_additive);
+				a.value = parse_rhs(p, parse_predicate);
 			}
 			if (st->nassign >= cap)
 			{
@@ -1130,9 +1136,12 @@ PqParse(const char *text, int len, const PqParam *params, int nparams)
 	else
 	{
 		/* an expression alone, as PartiQL's parser reads it, is no statement */
-		(void) parse_expr(&p);
+		PqNode	   *e = parse_expr(&p);
+
 		if (peek(&p)->kind != T_EOF)
 			malformed("Unexpected token after expression");
+		if (e->kind == PQ_IS)
+			DynValidationError("Unsupported operation: IsType");
 		malformed("Expected data manipulation");
 	}
 	if (peek(&p)->kind != T_EOF)

@@ -100,6 +100,15 @@ scalar_payload(const char *json)
 	return pnstrdup(colon + 1, end - colon - 1);
 }
 
+/* The typed JSON of a value node; a number literal DynamoDB refuses is reported here. */
+static const char *
+value_json(PqNode *n, const char *under)
+{
+	if (n->json == NULL)
+		DynValidationError("%s under %s", n->name ? n->name : "Unsupported value", under);
+	return n->json;
+}
+
 /* Append the path of a value inside a literal, for messages: root.x[1]. */
 static char *
 sub_path(const char *under, const char *key, int index)
@@ -117,7 +126,7 @@ constant_json(StringInfo buf, PqNode *n, const char *under)
 	switch (n->kind)
 	{
 		case PQ_VALUE:
-			appendStringInfoString(buf, n->json);
+			appendStringInfoString(buf, value_json(n, under));
 			return;
 		case PQ_LIST:
 			appendStringInfoString(buf, "{\"L\":[");
@@ -165,7 +174,7 @@ constant_json(StringInfo buf, PqNode *n, const char *under)
 				{
 					if (i)
 						appendStringInfoChar(buf, ',');
-					appendStringInfoString(buf, scalar_payload(n->args[i]->json));
+					appendStringInfoString(buf, scalar_payload(value_json(n->args[i], sub_path(under, NULL, i))));
 				}
 				appendStringInfoString(buf, "]}");
 				return;
@@ -459,9 +468,9 @@ eq_value(PqNode *c, const char *name)
 	if (c->kind != PQ_CMP || c->op != PQ_EQ)
 		return NULL;
 	if (is_attr(c->args[0], name) && c->args[1]->kind == PQ_VALUE)
-		return c->args[1];
+		return value_json(c->args[1], "root") ? c->args[1] : NULL;
 	if (is_attr(c->args[1], name) && c->args[0]->kind == PQ_VALUE)
-		return c->args[0];
+		return value_json(c->args[0], "root") ? c->args[0] : NULL;
 	return NULL;
 }
 
@@ -497,6 +506,7 @@ pinned_values(PqNode *c, const char *name)
 		{
 			if (c->args[1]->args[i]->kind != PQ_VALUE)
 				return NIL;
+			(void) value_json(c->args[1]->args[i], "root");
 			vals = lappend(vals, c->args[1]->args[i]);
 		}
 		return vals;
