@@ -120,3 +120,8 @@ SELECT dynindex.api('BatchExecuteStatement', '{}');
 SELECT dynindex.api('BatchExecuteStatement', '{"Statements": [{}]}');
 SELECT dynindex.api('ExecuteTransaction', '{"TransactStatements": [{"Statement": "SELECT * FROM pe_t WHERE pk = ''a'' AND sk = 1"}], "ClientRequestToken": ""}');
 SELECT dynindex.api('ExecuteTransaction', '{"TransactStatements": [{"Statement": "SELECT * FROM pe_t WHERE"}]}');
+-- nesting is limited (dynindex's limit: deep nesting would threaten the backend's stack)
+SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('(', 300) || 'a = 1' || repeat(')', 300));
+SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('NOT ', 300) || 'a = 1');
+SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('(', 100) || 'a = 1' || repeat(')', 100));
+SELECT ps('SELECT * FROM pe_t WHERE pk = ''a'' AND ' || (SELECT string_agg('a = ' || i, ' AND ') FROM generate_series(1, 400) i));

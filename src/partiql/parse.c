@@ -50,7 +50,15 @@ typedef struct Parser
 	const PqParam *params;
 	int			nparams;
 	int			nbound;
+	int			depth;			/* nesting of parentheses, collections, calls, NOT */
 } Parser;
+
+/*
+ * Nesting limit (dynindex's: DynamoDB documents none).  Statements are at
+ * most 8192 characters, but 4000 '(' would still recurse deep enough to
+ * threaten the backend's stack.
+ */
+#define MAX_NESTING 256
 
 /*
  * PartiQL's reserved words (SQL-92's and PartiQL's own): not usable as bare
@@ -453,6 +461,14 @@ number_value(const char *text, bool negative)
 static PqNode *parse_expr(Parser *p);
 static PqNode *parse_additive(Parser *p);
 
+/* Enter one level of nesting. */
+static void
+nest(Parser *p)
+{
+	if (++p->depth > MAX_NESTING)
+		malformed("Expressions are nested more than 256 levels deep");
+}
+
 /* A name: a quoted identifier or a bare word that is not reserved. */
 static char *
 parse_name(Parser *p)
@@ -602,9 +618,23 @@ parse_tuple(Parser *p)
 	return n;
 }
 
-/* A primary term: literal, parameter, path, function call, parenthesis, collection. */
+static PqNode *parse_primary_inner(Parser *p);
+
+/* A primary term, one nesting level down. */
 static PqNode *
 parse_primary(Parser *p)
+{
+	PqNode	   *n;
+
+	nest(p);
+	n = parse_primary_inner(p);
+	p->depth--;
+	return n;
+}
+
+/* A primary term: literal, parameter, path, function call, parenthesis, collection. */
+static PqNode *
+parse_primary_inner(Parser *p)
 {
 	Tok		   *t = peek(p);
 
@@ -689,6 +719,8 @@ parse_primary(Parser *p)
 static PqNode *
 parse_unary(Parser *p)
 {
+	nest(p);
+	p->depth--;
 	if (is_sym(p, "-"))
 	{
 		p->pos++;
@@ -705,8 +737,13 @@ parse_unary(Parser *p)
 	}
 	if (is_sym(p, "+"))
 	{
+		PqNode	   *n;
+
 		p->pos++;
-		return parse_unary(p);
+		nest(p);
+		n = parse_unary(p);
+		p->depth--;
+		return n;
 	}
 	return parse_primary(p);
 }
@@ -867,9 +904,11 @@ parse_not(Parser *p)
 	{
 		PqNode	   *n = make_node(PQ_NOT);
 
+		nest(p);
 		n->nargs = 1;
 		n->args = palloc(sizeof(PqNode *));
 		n->args[0] = parse_not(p);
+		p->depth--;
 		return n;
 	}
 	return parse_predicate(p);

@@ -128,6 +128,12 @@ if "$PY" -c 'import boto3' 2>/dev/null; then
     bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3.out")"
     [ -z "$bp" ] && bf=1
     PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+    log "boto3 PartiQL test"
+    "$PY" "$HERE/boto3_partiql.py" 2>&1 | tee "$WORK/boto3_partiql.out"
+    bp="$(sed -n 's/^# boto3-partiql: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3_partiql.out")"
+    bf="$(sed -n 's/^# boto3-partiql: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3_partiql.out")"
+    [ -z "$bp" ] && bf=1
+    PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
 else
     echo "python3-boto3 not installed: boto3 smoke test FAILED to run"; FAIL=$((FAIL + 1))
 fi

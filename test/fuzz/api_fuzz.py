@@ -42,7 +42,8 @@ except ImportError:  # pragma: no cover
 
 OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable",
        "PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem",
-       "BatchWriteItem", "Query", "Scan", "TransactWriteItems", "TransactGetItems"]
+       "BatchWriteItem", "Query", "Scan", "TransactWriteItems", "TransactGetItems",
+       "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"]
 ERROR_TYPES = {
     "YD001": "ValidationException", "YD002": "ResourceNotFoundException",
     "YD003": "ResourceInUseException", "YD004": "ConditionalCheckFailedException",
@@ -51,8 +52,17 @@ ERROR_TYPES = {
     "YD009": "ProvisionedThroughputExceededException", "YD010": "RequestLimitExceeded",
     "YD011": "UnknownOperationException", "YD012": "SerializationException",
     "YD013": "AccessDeniedException", "YD014": "IdempotentParameterMismatchException",
-    "YD015": "TransactionInProgressException",
+    "YD015": "TransactionInProgressException", "YD020": "DuplicateItemException",
 }
+# PartiQL tokens the statement mutator inserts (src/partiql/)
+PQ_TOKENS = ["SELECT", "*", "FROM", "WHERE", "AND", "OR", "NOT", "=", "<>", "!=", "<", "<=", ">", ">=", "IN", "BETWEEN",
+             "IS", "MISSING", "NULL", "TRUE", "FALSE", "ORDER", "BY", "DESC", "ASC", "INSERT", "INTO", "VALUE", "VALUES",
+             "UPDATE", "SET", "REMOVE", "DELETE", "RETURNING", "ALL", "MODIFIED", "OLD", "NEW", "EXISTS", "(", ")", "[",
+             "]", "{", "}", "<<", ">>", ",", ".", ":", "?", "'x'", "''", "'", '"', '"t"', "1", "-1", "1e126", "1e-131",
+             "1.5e3", "123456789012345678901234567890123456789", "begins_with", "contains", "size", "attribute_type",
+             "set_add", "set_delete", "list_append", "missing", "exists", "pk", "sk", "a", "b.c", "d[0]", "m['k']",
+             "[99999999999]", "--", "/*", "*/", ";", "#", "value", "pad", "LIKE", "AS", "x", "é", "\t", "+", "-",
+             "STRING", "NUMERIC", "TUPLE", "INT4", "DOUBLE PRECISION", "\"a\".\"b\"", "UPSERT"]
 # SQL errors the helper functions document (docs/converters.md), not DynamoDB errors
 DOCUMENTED_SQL_ERRORS = {("from_plain", "22023")}
 # server log lines that are no problem: DynamoDB errors (of sessions that log them),
@@ -64,6 +74,11 @@ LOG_EXPECTED = re.compile(r"^(\w+Exception|RequestLimitExceeded): |terminating .
 SUSPECT = re.compile(r"internal error|unexpected|cache lookup failed|unrecognized|"
                      r"invalid memory alloc|out of memory|assert|could not|"
                      r"null value|unknown node|not supported for type|bogus", re.I)
+
+
+# DynamoDB's own PartiQL texts that contain SUSPECT words (docs/errors.md)
+PQ_EXPECTED = re.compile(r"Statement wasn't well formed, can't be processed: Unexpected "
+                         r"(term|keyword|operator|token after expression)|Unrecognized function: ")
 
 
 class Raw:
@@ -739,7 +754,171 @@ class Gen:
             if items and r.random() < 0.1:
                 items.append(copy.deepcopy(r.choice(items)))
             return self.opt({"TransactItems": items})
+        if op == "ExecuteStatement":
+            req = self.pq_entry()
+            if r.random() < 0.3:
+                req["Limit"] = r.choice([1, 2, 5, 0, 100])
+            if r.random() < 0.2:
+                req["ConsistentRead"] = r.random() < 0.5
+            if r.random() < 0.1:
+                req["NextToken"] = r.choice(["x", "eyJoIjoxLCJxIjowLCJrIjpudWxsfQ==", base64.b64encode(os.urandom(20)).decode(),
+                                             base64.b64encode(b'{"h":1,"q":99,"k":{"pk":{"S":"a"}}}').decode()])
+            return self.opt(req)
+        if op == "BatchExecuteStatement":
+            n = r.choice([0, 1, 26]) if r.random() < 0.1 else r.randrange(1, 5)
+            return self.opt({"Statements": [self.pq_entry(batch=True) for _ in range(n)]})
+        if op == "ExecuteTransaction":
+            n = r.choice([0, 1, 101]) if r.random() < 0.1 else r.randrange(1, 5)
+            req = {"TransactStatements": [self.pq_entry() for _ in range(n)]}
+            if r.random() < 0.1:
+                req["ClientRequestToken"] = r.choice(["tok1", "tok2", ""])
+            return self.opt(req)
         raise ValueError(op)
+
+    # ---- PartiQL statements (ExecuteStatement & co.)
+    def pq_value(self, params, typ=None):
+        """A PartiQL literal (text) of a type, or `?` with the AttributeValue appended to params."""
+        r = self.r
+        if r.random() < 0.3:
+            params.append(self.key_value(typ) if typ else self.av())
+            return "?"
+        typ = typ or r.choice("SNSNBL")
+        if typ == "S":
+            return "'%s'" % r.choice(["k%d" % r.randrange(8), "", "it''s", "é😀", "x" * r.choice([1, 300])])
+        if typ == "N":
+            return r.choice([str(r.randrange(8)), "-1.5", "1e125", "1e126", "0.0", "12345678901234567890123456789012345678"])
+        if typ == "B":
+            params.append(self.key_value("B"))
+            return "?"
+        return r.choice(["TRUE", "NULL", "[1, 'a', {'m': [2]}]", "{'a': 1, 'b': <<'x', 'y'>>}", "<<1, 2>>", "MISSING"])
+
+    def pq_path(self):
+        r = self.r
+        return r.choice(["a", "b", "c", "n", "lst[0]", "mp.x", "mp.x[1].y", '"a"', '"status"', "s", "lsk", "gh"])
+
+    def pq_cond(self, params, depth=0):
+        r = self.r
+        k = r.randrange(10 if depth < 3 else 6)
+        p = self.pq_path()
+        if k == 0:
+            return "%s %s %s" % (p, r.choice(["=", "<>", "<", "<=", ">", ">=", "!="]), self.pq_value(params))
+        if k == 1:
+            return "%s BETWEEN %s AND %s" % (p, self.pq_value(params, "N"), self.pq_value(params, "N"))
+        if k == 2:
+            return "%s %sIN [%s]" % (p, r.choice(["", "NOT "]), ", ".join(self.pq_value(params) for _ in range(r.randrange(1, 4))))
+        if k == 3:
+            return "%s IS %s%s" % (p, r.choice(["", "NOT "]), r.choice(["MISSING", "NULL", "STRING", "NUMERIC", "TUPLE", "LIST", "BOOLEAN", "BLOB"]))
+        if k == 4:
+            return "%s(%s, %s)" % (r.choice(["begins_with", "contains", "attribute_type"]), p, self.pq_value(params, "S"))
+        if k == 5:
+            return r.choice(["exists(%s)", "missing(%s)", "size(%s) > 2"]) % p
+        if k in (6, 7):
+            return "(%s) %s (%s)" % (self.pq_cond(params, depth + 1), r.choice(["AND", "OR"]), self.pq_cond(params, depth + 1))
+        return "NOT (%s)" % self.pq_cond(params, depth + 1)
+
+    def pq_key_conds(self, t, params, full=True):
+        spec = self.specs.get(t)
+        keys = spec[1] if spec else [("pk", "S")]
+        conds = []
+        for i, (name, typ) in enumerate(keys):
+            if i and not full and self.r.random() < 0.5:
+                continue
+            conds.append('"%s" = %s' % (name, self.pq_value(params, typ)))
+        if not full and self.r.random() < 0.3:
+            conds[0] = '"%s" IN [%s, %s]' % (keys[0][0], self.pq_value(params, keys[0][1]), self.pq_value(params, keys[0][1]))
+        return conds
+
+    def pq_statement(self):
+        """(statement text, parameters) for one of the fuzz tables."""
+        r = self.r
+        t = self.table()
+        t = t if isinstance(t, str) else "t"
+        params = []
+        kind = r.randrange(6)
+        if kind <= 1:
+            spec = self.specs.get(t)
+            src = '"%s"' % t
+            if spec and spec[2] and r.random() < 0.3:
+                src += '."%s"' % r.choice(sorted(spec[2]))
+            proj = "*" if r.random() < 0.5 else ", ".join(self.pq_path() for _ in range(r.randrange(1, 4)))
+            where = []
+            if r.random() < 0.7:
+                where += self.pq_key_conds(t, params, full=r.random() < 0.4)
+            if r.random() < 0.5:
+                where.append(self.pq_cond(params))
+            text = "SELECT %s FROM %s" % (proj, src)
+            if where:
+                text += " WHERE " + " AND ".join(where)
+            if r.random() < 0.2:
+                text += " ORDER BY %s %s" % (r.choice(["pk", "sk", "a"]), r.choice(["ASC", "DESC", ""]))
+        elif kind == 2:
+            item = dict((n, self.pq_value(params, ty)) for n, ty in (self.specs.get(t) or (None, [("pk", "S")]))[1])
+            for _ in range(r.randrange(4)):
+                item[r.choice(ATTRS)] = self.pq_value(params)
+            text = 'INSERT INTO "%s" VALUE {%s}' % (t, ", ".join("'%s': %s" % kv for kv in item.items()))
+        elif kind == 3:
+            sets = []
+            for _ in range(r.randrange(1, 4)):
+                p = self.pq_path()
+                sets.append(r.choice(["SET %s = %s" % (p, self.pq_value(params)), "SET %s = %s + 1" % (p, p),
+                                      "REMOVE %s" % p, "SET %s = list_append(%s, [1])" % (p, p),
+                                      "SET %s = set_add(%s, <<'z'>>)" % (p, p), "SET %s = set_delete(%s, <<1>>)" % (p, p)]))
+            where = self.pq_key_conds(t, params, full=r.random() < 0.9)
+            if r.random() < 0.3:
+                where.append(self.pq_cond(params))
+            text = 'UPDATE "%s" %s WHERE %s' % (t, " ".join(sets), " AND ".join(where))
+            if r.random() < 0.3:
+                text += " RETURNING %s %s *" % (r.choice(["ALL", "MODIFIED"]), r.choice(["OLD", "NEW"]))
+        elif kind == 4:
+            where = self.pq_key_conds(t, params, full=r.random() < 0.9)
+            if r.random() < 0.3:
+                where.append(self.pq_cond(params))
+            text = 'DELETE FROM "%s" WHERE %s' % (t, " AND ".join(where))
+            if r.random() < 0.2:
+                text += " RETURNING ALL OLD *"
+        else:
+            where = self.pq_key_conds(t, params) + [self.pq_cond(params)]
+            text = 'EXISTS(SELECT * FROM "%s" WHERE %s)' % (t, " AND ".join(where))
+        if r.random() < 0.5:
+            text = self.pq_mutate(text)
+        if r.random() < 0.05 and params:
+            params.pop() if r.random() < 0.5 else params.append(self.av())
+        return text, params
+
+    def pq_mutate(self, text):
+        """Token-level mutations of a statement."""
+        r = self.r
+        toks = re.findall(r"'(?:[^']|'')*'|\"[^\"]*\"|<<|>>|<=|>=|<>|!=|\w+|\S", text)
+        for _ in range(r.choice([1, 1, 2, 3])):
+            c = r.randrange(7)
+            i = r.randrange(len(toks) + 1)
+            if c == 0 and toks:
+                del toks[min(i, len(toks) - 1)]
+            elif c == 1:
+                toks.insert(i, r.choice(PQ_TOKENS))
+            elif c == 2 and toks:
+                toks[min(i, len(toks) - 1)] = r.choice(PQ_TOKENS)
+            elif c == 3 and len(toks) > 1:
+                j = r.randrange(len(toks) - 1)
+                toks[j], toks[j + 1] = toks[j + 1], toks[j]
+            elif c == 4:
+                toks = toks[:i]
+            elif c == 5 and toks:
+                toks.insert(i, toks[min(i, len(toks) - 1)])
+            else:
+                toks.insert(i, chr(r.randrange(1, 0x3000)))
+        return " ".join(toks)
+
+    def pq_entry(self, batch=False):
+        text, params = self.pq_statement()
+        e = {"Statement": text}
+        if params:
+            e["Parameters"] = params
+        if batch and self.r.random() < 0.2:
+            e["ConsistentRead"] = self.r.random() < 0.5
+        if self.r.random() < 0.1:
+            e["ReturnValuesOnConditionCheckFailure"] = self.r.choice(["ALL_OLD", "NONE"])
+        return e
 
     # ---- mutation
     def nodes(self, v, path=()):
@@ -930,12 +1109,15 @@ class Gen:
             return "fn:" + name, args
         op = r.choice(OPS) if r.random() < 0.25 else r.choice(
             ["PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem", "BatchWriteItem", "Query", "Query",
-             "Scan", "TransactWriteItems", "TransactGetItems"])
+             "Scan", "TransactWriteItems", "TransactGetItems", "ExecuteStatement", "ExecuteStatement",
+             "BatchExecuteStatement", "ExecuteTransaction"])
         req = self.seed(op)
         send_op = op
         if r.random() < 0.03:
             send_op = r.choice(OPS + ["Bogus", "", "query"])
         n = r.choice([0, 1, 1, 1, 2, 2, 3, 5]) if r.random() < self.mutate_rate else 0
+        if op in ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction") and r.random() < 0.6:
+            n = 0               # their statements are mutated token by token (pq_mutate)
         for _ in range(n):
             req = self.mutate(req)
         return send_op, req
@@ -1036,7 +1218,7 @@ class Runner:
                 typ = ERROR_TYPES.get(code)
                 if typ is None or not msg.startswith(typ + ": "):
                     return "BUG", code, "malformed YD error: " + msg[:300]
-                if code != "YD012" and SUSPECT.search(msg) and not self.args.lenient:
+                if code != "YD012" and SUSPECT.search(PQ_EXPECTED.sub("", msg)) and not self.args.lenient:
                     return "BUG", code, "suspicious message: " + msg[:300]
                 return "YD", code, msg
             if op.startswith("fn:") and (op[3:], code) in DOCUMENTED_SQL_ERRORS:
