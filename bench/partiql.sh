@@ -52,9 +52,13 @@ SELECT dynindex.api('ExecuteStatement', jsonb_build_object('Statement', 'SELECT 
 SQL
 cat > "$DIR/query_json.sql" <<SQL
 \set k random(1, $KEYS)
-SELECT dynindex.api('Query', jsonb_build_object('TableName', 'bench_pq', 'KeyConditionExpression', 'pk = :p AND sk > :s',
-  'ExpressionAttributeValues', jsonb_build_object(':p', jsonb_build_object('S', 'user#' || :k), ':s', '{"N": "0"}'::jsonb)));
+SELECT dynindex.api('Query', jsonb_build_object('TableName', 'bench_pq',
+  'KeyConditionExpression', 'pk = ' || chr(58) || 'p AND sk > ' || chr(58) || 's',
+  'ExpressionAttributeValues', jsonb_build_object(chr(58) || 'p', jsonb_build_object('S', 'user#' || :k),
+                                                  chr(58) || 's', '{"N": "0"}'::jsonb)));
 SQL
+
+# (':p' is written chr(58) || 'p': pgbench -M prepared would take ':p' for a variable.)
 
 # One pgbench run; prints its tps.
 tps() {

@@ -151,7 +151,7 @@ plan_function(PqPlan *plan)
 		case PQ_OP_GET:
 			return DynGetItem;
 		case PQ_OP_QUERY:
-			return DynQueryAllowingKeyFilter;
+			return DynQuery;	/* reads go through DynReadForPartiQL */
 		case PQ_OP_SCAN:
 			return DynScan;
 		case PQ_OP_PUT:
@@ -466,6 +466,32 @@ run_write(PqPlan *plan, const char *rcc, const char *rvoccf)
 	return res;
 }
 
+/* What push_next_token needs. */
+typedef struct TokenArg
+{
+	uint32		hash;
+	int			query;
+} TokenArg;
+
+/* DynPartiQLRead callback: "NextToken" for a page of Query number ta->query. */
+static void
+push_next_token(JsonbParseState **st, void *arg, Jsonb *last_key)
+{
+	TokenArg   *ta = (TokenArg *) arg;
+
+	RqPushKey(st, "NextToken");
+	RqPushString(st, WJB_VALUE, encode_token(ta->hash, ta->query, last_key));
+}
+
+/* Run a planned Query or Scan page in ExecuteStatement's shape. */
+static Jsonb *
+run_read(PqPlan *plan, const char *json, DynPartiQLRead *pr)
+{
+	Jsonb	   *req = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+
+	return DynReadForPartiQL(req, plan->op == PQ_OP_QUERY, pr);
+}
+
 /* A member of a response, or NULL. */
 static JsonbValue *
 member(Jsonb *res, const char *name)
@@ -505,10 +531,24 @@ DynExecuteStatement(Jsonb *req)
 
 		if (token)
 			decode_token(token, h, plan->nbodies, &q, &esk);
+		if (plan->op != PQ_OP_GET && plan->nbodies == 1)
+		{
+			/* one Query or Scan: its page is the answer */
+			TokenArg	ta = {h, 0};
+			DynPartiQLRead pr = {push_next_token, &ta, 0};
+
+			return run_read(plan, read_request(plan, 0, consistent, rcc, limit, esk), &pr);
+		}
 		for (; q < plan->nbodies; q++)
 		{
-			Jsonb	   *res = run(plan_function(plan), read_request(plan, q, consistent, rcc, remaining, esk));
+			DynPartiQLRead pr = {NULL, NULL, 0};
+			Jsonb	   *res;
 			JsonbValue *v;
+
+			if (plan->op == PQ_OP_GET)
+				res = run(DynGetItem, read_request(plan, q, consistent, rcc, remaining, esk));
+			else
+				res = run_read(plan, read_request(plan, q, consistent, rcc, remaining, esk), &pr);
 
 			esk = NULL;
 			cap = add_capacity(cap, res);
@@ -534,8 +574,8 @@ DynExecuteStatement(Jsonb *req)
 						items = lappend(items, copy);
 					}
 			}
-			if (limit > 0 && (v = member(res, "ScannedCount")) != NULL && v->type == jbvNumeric)
-				remaining -= DatumGetInt64(DirectFunctionCall1(numeric_int8, NumericGetDatum(v->val.numeric)));
+			if (limit > 0)
+				remaining -= pr.scanned;
 			lek = member(res, "LastEvaluatedKey");
 			if (lek)
 			{

@@ -79,7 +79,16 @@ extern int	DynBytesCompare(const bytea *a, const bytea *b);
 /* ---- query_scan.c ---- */
 extern Jsonb *DynQuery(Jsonb *req);
 extern Jsonb *DynScan(Jsonb *req);
-/* Query whose FilterExpression may name key attributes (PartiQL's WHERE) */
-extern Jsonb *DynQueryAllowingKeyFilter(Jsonb *req);
+/* ExecuteStatement's reading of a Query or Scan page (src/api/partiql.c). */
+typedef struct DynPartiQLRead
+{
+	/* pushes "NextToken" for a page that stopped after last_key (or NULL) */
+	void		(*push_token) (JsonbParseState **st, void *arg, Jsonb *last_key);
+	void	   *arg;
+	int64		scanned;		/* set by the read: items read */
+} DynPartiQLRead;
+
+/* Query or Scan in ExecuteStatement's shape; its filter may name key attributes. */
+extern Jsonb *DynReadForPartiQL(Jsonb *req, bool is_query, DynPartiQLRead *pr);
 
 #endif

@@ -153,8 +153,12 @@ typedef struct PlanEntry
 
 static HTAB *plan_cache = NULL;
 
-/* PartiQL (src/api/partiql.c): a SELECT's WHERE may filter on key attributes */
-static bool filter_keys_allowed = false;
+/*
+ * ExecuteStatement's read (src/api/partiql.c), set around one Query or Scan:
+ * its WHERE may filter on key attributes, and the page is answered in
+ * ExecuteStatement's shape.
+ */
+static DynPartiQLRead *partiql_read = NULL;
 static uint64 plan_cache_generation = 0;
 
 /*
@@ -634,13 +638,12 @@ check_gsi_select(ReadSpec *rs, JsonbContainer *r)
 
 /* ---------------------------------------------------------------- reading a page */
 
-/* Push the key attributes of an item (LastEvaluatedKey). */
-static void
-push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
+/* Push an object of the key attributes of an item; returns what the last push returned. */
+static JsonbValue *
+push_key_object(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
 {
 	int			i;
 
-	RqPushKey(st, "LastEvaluatedKey");
 	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 	for (i = 0; i < rs->nlek; i++)
 	{
@@ -652,7 +655,15 @@ push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
 		RqPushKey(st, rs->lek[i]);
 		pushJsonbValue(st, WJB_VALUE, v);
 	}
-	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+	return pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* "LastEvaluatedKey": the key attributes of the last item read. */
+static void
+push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
+{
+	RqPushKey(st, "LastEvaluatedKey");
+	(void) push_key_object(st, rs, item);
 }
 
 /*
@@ -818,12 +829,26 @@ read_page(ReadSpec *rs)
 	}
 	if (rs->select != SEL_COUNT)
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	RqPushKey(&st, "Count");
-	RqPushInt(&st, WJB_VALUE, count);
-	RqPushKey(&st, "ScannedCount");
-	RqPushInt(&st, WJB_VALUE, scanned);
+	if (partiql_read)
+		partiql_read->scanned = scanned;
+	else
+	{
+		RqPushKey(&st, "Count");
+		RqPushInt(&st, WJB_VALUE, count);
+		RqPushKey(&st, "ScannedCount");
+		RqPushInt(&st, WJB_VALUE, scanned);
+	}
 	if (stopped && last_item)
+	{
 		push_last_key(&st, rs, last_item);
+		if (partiql_read && partiql_read->push_token)
+		{
+			JsonbParseState *kst = NULL;
+
+			partiql_read->push_token(&st, partiql_read->arg,
+									 JsonbValueToJsonb(push_key_object(&kst, rs, last_item)));
+		}
+	}
 	push_capacity(&st, rs, table_units, DynReadUnits(index_bytes, rs->consistent));
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
@@ -963,7 +988,7 @@ DynQuery(Jsonb *req)
 	}
 	if (RqGet(r, "QueryFilter"))
 		check_filter_keys(&rs, "QueryFilter");
-	else if (rs.filter && !filter_keys_allowed)
+	else if (rs.filter && partiql_read == NULL)
 		check_filter_keys(&rs, "Filter Expression");
 	check_gsi_select(&rs, r);
 	rs.fetch_base = needs_base_items(&rs);
@@ -971,23 +996,25 @@ DynQuery(Jsonb *req)
 }
 
 /*
- * Query for PartiQL: a SELECT's WHERE may hold further conditions on key
- * attributes beyond the key condition, which DynamoDB's PartiQL evaluates as
- * a filter (the JSON API refuses them in a FilterExpression).
+ * A Query or Scan for ExecuteStatement (src/api/partiql.c): a SELECT's WHERE
+ * may hold conditions on key attributes beyond the key condition, which
+ * DynamoDB's PartiQL evaluates as a filter (the JSON API refuses them in a
+ * FilterExpression); the page has no Count/ScannedCount (pr->scanned gets
+ * the items read) and, when it stops early, pr->push_token adds NextToken.
  */
 Jsonb *
-DynQueryAllowingKeyFilter(Jsonb *req)
+DynReadForPartiQL(Jsonb *req, bool is_query, DynPartiQLRead *pr)
 {
 	Jsonb	   *volatile res = NULL;
 
-	filter_keys_allowed = true;
+	partiql_read = pr;
 	PG_TRY();
 	{
-		res = DynQuery(req);
+		res = is_query ? DynQuery(req) : DynScan(req);
 	}
 	PG_FINALLY();
 	{
-		filter_keys_allowed = false;
+		partiql_read = NULL;
 	}
 	PG_END_TRY();
 	return res;
