@@ -173,3 +173,42 @@ COMMENT ON FUNCTION dynindex.api_text(text, text) IS
 -- == fidelity ==
 
 -- == scaling ==
+CREATE FUNCTION dynindex.distribute_table(table_name text)
+RETURNS int
+AS 'MODULE_PATHNAME', 'dynindex_distribute_table'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.distribute_table(text) IS
+  'Distribute an existing table''s storage and its indexes'' storage over the Citus cluster (table and LSIs on the partition key, co-located; each GSI on its own partition key); returns how many relations it distributed.';
+
+-- index_stats' write counts: a distributed relation's rows are written on the
+-- workers, in its shards, so their statistics are there.
+CREATE OR REPLACE FUNCTION dynindex._storage_writes(storage text)
+RETURNS bigint
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    n bigint;
+    distributed boolean := false;
+BEGIN
+    IF to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN   -- Citus is installed
+        EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = to_regclass($1))'
+           INTO distributed USING $1;
+    END IF;
+    IF distributed THEN
+        EXECUTE $q$SELECT coalesce(sum(result::bigint), 0)::bigint FROM run_command_on_shards($1,
+                   'SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0) FROM pg_stat_all_tables WHERE relid = ''%s''::regclass')$q$
+           INTO n USING $1;
+        RETURN n;
+    END IF;
+    -- rows inserted, updated and deleted in a storage relation (all its
+    -- partitions), from the cumulative statistics system
+    SELECT coalesce(sum(s.n_tup_ins + s.n_tup_upd + s.n_tup_del), 0)::bigint INTO n
+      FROM pg_stat_all_tables s
+     WHERE s.relid = to_regclass($1)
+        OR s.relid IN (SELECT p.relid FROM pg_partition_tree(to_regclass($1)) p WHERE p.isleaf);
+    RETURN n;
+END
+$fn$;
+COMMENT ON FUNCTION dynindex._storage_writes(text) IS
+  'Internal: rows inserted + updated + deleted in a storage relation and its partitions, from pg_stat_all_tables (flushed at most once a second per backend; pg_stat_force_next_flush() hurries it); for a Citus distributed relation, summed over its shards on the workers.';

@@ -28,6 +28,10 @@ _PG_init(void)
 							"Number of hash partitions (on the partition key) for new tables; 0 for none.",
 							NULL, &dynindex_table_partitions, 0, 0, 1024,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("dynindex.distributed",
+							 "Distribute new tables over the Citus cluster (needs the citus extension).",
+							 NULL, &dynindex_distributed, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("dynindex.region",
 							   "Region named in ARNs (the gateway sets the region of the request's credential scope).",
 							   NULL, &dynindex_region, "ddblocal",

@@ -690,14 +690,7 @@ create_index(const char *table, int64 num, int position, bool global, JsonbValue
 							  8, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record index");
 	/* index entries: encoded index key, base key, projected item */
-	if (SPI_execute(psprintf("CREATE TABLE %s (ipk bytea NOT NULL, isk bytea NOT NULL, pk bytea NOT NULL, "
-							 "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
-							 "PRIMARY KEY (ipk, isk, pk, sk))", storage), false, 0) < 0)
-		elog(ERROR, "could not create index storage");
-	DynStorageAddGuard(storage);
-	/* the GSI worker finds an item's current entry by its base key */
-	if (global && SPI_execute(psprintf("CREATE INDEX ON %s (pk, sk)", storage), false, 0) < 0)
-		elog(ERROR, "could not create index storage");
+	DynStorageCreateIndexTable(storage, global, psprintf("%s.t%lld", DYN_DATA_SCHEMA, (long long) num));
 }
 
 /*

@@ -139,7 +139,71 @@ typedef struct Change
 	int64		table_num;
 	bytea	   *pk;
 	bytea	   *sk;
+	TransactionId xmin;			/* the writing transaction */
 } Change;
+
+/*
+ * Wait until the transactions that queued the changes have finished
+ * committing everywhere.  A queued change becomes visible when its
+ * transaction commits locally, but on a Citus cluster the item it names
+ * was written on a worker, where the two-phase commit's COMMIT PREPARED
+ * runs only afterwards (in Citus's commit callback): reading the item in
+ * between would apply its old state and lose the change.  A transaction
+ * holds the lock on its own xid until after every commit callback, so
+ * waiting for that lock closes the window.  On one server it returns at
+ * once (the writer has finished by the time its change is visible).
+ */
+static void
+wait_for_writers(const Change *changes, int n)
+{
+	TransactionId last = InvalidTransactionId;
+
+	for (int i = 0; i < n; i++)
+	{
+		TransactionId xid = changes[i].xmin;
+
+		if (xid == last || !TransactionIdIsNormal(xid))
+			continue;
+		last = xid;
+		/* not "if in progress": the writer has left the proc array already */
+		XactLockTableWait(xid, NULL, NULL, XLTW_None);
+	}
+}
+
+/*
+ * The lock an apply or backfill transaction holds while it writes GSI
+ * storage (an advisory lock tag no SQL advisory function uses).  On a Citus
+ * cluster the index rows are written on the workers and committed there
+ * (COMMIT PREPARED) after the apply transaction's local commit has already
+ * emptied the queue: DynGsiWaitApplied waits for the lock, which is released
+ * only after every commit callback, before it reports the changes applied.
+ */
+static void
+apply_lock_tag(LOCKTAG *tag)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 4475213, 0, 3);
+}
+
+/* Take the apply lock for the current transaction (the GSI worker). */
+static void
+lock_apply(void)
+{
+	LOCKTAG		tag;
+
+	apply_lock_tag(&tag);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/* Wait until no apply or backfill transaction is committing (wait_for_indexes). */
+void
+DynGsiWaitApplied(void)
+{
+	LOCKTAG		tag;
+
+	apply_lock_tag(&tag);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	LockRelease(&tag, ShareLock, false);
+}
 
 /* Order changes by table and key, so duplicates are neighbours. */
 static int
@@ -234,10 +298,11 @@ DynGsiApplyBatch(int limit)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	DynCatalogRevalidate();
 	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
+	lock_apply();
 
 	if (SPI_execute_plan(kept_plan(&claim_plan,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
-								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk", 1, types),
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, xmin", 1, types),
 						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not claim GSI changes");
 	n = (int) SPI_processed;
@@ -251,7 +316,9 @@ DynGsiApplyBatch(int limit)
 		changes[i].table_num = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		changes[i].pk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 2, &isnull));
 		changes[i].sk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 3, &isnull));
+		changes[i].xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 4, &isnull));
 	}
+	wait_for_writers(changes, n);
 	qsort(changes, n, sizeof(Change), change_cmp);
 
 	/*
@@ -387,6 +454,7 @@ DynGsiBackfillStep(void)
 		elog(ERROR, "could not look for backfills");
 	if (SPI_processed == 0)
 		goto done;
+	lock_apply();
 	table_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	index_name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 	from_pk = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &has_from);

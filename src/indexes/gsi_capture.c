@@ -147,7 +147,12 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 			elog(ERROR, "could not read the GSI queue");
 		done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		SPI_freetuptable(SPI_tuptable);
-		if (done || GetCurrentTimestamp() >= deadline)
+		if (done)
+		{
+			DynGsiWaitApplied();	/* the last apply has committed everywhere */
+			break;
+		}
+		if (GetCurrentTimestamp() >= deadline)
 			break;
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 2L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);

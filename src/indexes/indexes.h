@@ -67,6 +67,8 @@ extern void DynCollectionPushMetrics(JsonbParseState **st, DynTable *t, const Dy
 /* ---- gsi_capture.c ---- */
 /* Record that the item with this key changed (applied to GSIs after commit). */
 extern void DynGsiCapture(DynTable *t, const DynKey *key);
+/* gsi_apply.c: wait until no apply or backfill transaction is committing */
+extern void DynGsiWaitApplied(void);
 /*
  * After a write to a table that had no GSI when the request began: capture
  * the change anyway if a GSI was created meanwhile (UpdateTable committed

@@ -39,18 +39,42 @@ DynStorageCreateTable(const char *storage, int partitions)
 {
 	int			i;
 
+	bool		distribute = DynStorageDistributing();
+
 	exec_ddl(psprintf("CREATE TABLE %s (pk bytea NOT NULL, sk bytea NOT NULL, size int4 NOT NULL, "
 					  "item jsonb NOT NULL, PRIMARY KEY (pk, sk))%s",
 					  storage, partitions > 0 ? " PARTITION BY HASH (pk)" : ""));
-	DynStorageAddGuard(storage);
+	if (!distribute)
+		DynStorageAddGuard(storage);
 	for (i = 0; i < partitions; i++)
 	{
 		char	   *part = psprintf("%s_p%d", storage, i);
 
 		exec_ddl(psprintf("CREATE TABLE %s PARTITION OF %s FOR VALUES WITH (MODULUS %d, REMAINDER %d)",
 						  part, storage, partitions, i));
-		DynStorageAddGuard(part);
+		if (!distribute)
+			DynStorageAddGuard(part);
 	}
+	if (distribute)
+		DynStorageDistribute(storage, "pk", NULL);
+}
+
+/*
+ * Create an index's storage relation: entries keyed by the encoded index key
+ * and the base key.  A GSI also finds an item's entry by its base key.
+ */
+void
+DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage)
+{
+	exec_ddl(psprintf("CREATE TABLE %s (ipk bytea NOT NULL, isk bytea NOT NULL, pk bytea NOT NULL, "
+					  "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
+					  "PRIMARY KEY (ipk, isk, pk, sk))", storage));
+	if (global)
+		exec_ddl(psprintf("CREATE INDEX ON %s (pk, sk)", storage));
+	if (DynStorageDistributing())
+		DynStorageDistribute(storage, "ipk", global ? NULL : table_storage);
+	else
+		DynStorageAddGuard(storage);
 }
 
 /* Drop a storage relation. */

@@ -31,6 +31,8 @@ extern int	dynindex_table_partitions;	/* GUC: hash partitions per new table */
 
 /* DDL */
 extern void DynStorageCreateTable(const char *storage, int partitions);
+/* An index's storage relation (LSI: co-located with table_storage; GSI: its own partition key). */
+extern void DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage);
 extern void DynStorageDropTable(const char *storage);
 
 /* Same bytes (any varlena header)? */
@@ -56,6 +58,12 @@ extern bool DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old)
 extern void DynStorageWritesBegin(void);
 extern void DynStorageWritesEnd(void);
 extern void DynStorageAddGuard(const char *relation);
+
+/* distribute.c: storage relations as Citus distributed tables */
+extern bool dynindex_distributed;	/* GUC: distribute new tables over the Citus cluster */
+extern bool DynStorageDistributing(void);
+extern bool DynStorageIsDistributed(const char *relation);
+extern void DynStorageDistribute(const char *relation, const char *column, const char *colocate_with);
 
 /* Item count and total size (exact). */
 extern void DynStorageStats(const char *storage, int64 *count, int64 *bytes);

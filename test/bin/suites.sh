@@ -177,6 +177,20 @@ else
     fi
 fi
 
+# ---- 6. citus (test/citus/run.sh: a coordinator and two workers on loopback ports) ----
+hr; echo "SUITE citus (test/citus/run.sh: dynindex distributed over a Citus cluster)"; hr
+PG_CONFIG="$PGC" timeout --kill-after=30 1200 bash test/citus/run.sh "$TREE" 2>&1 | tee .suite-citus.out
+st=${PIPESTATUS[0]}
+if [ "$st" -eq 3 ]; then
+    result citus SKIPPED "Citus is not installed: bash ../shared/vendor/citus/build.sh installs it (.ci/run does)"
+elif [ "$st" -eq 0 ]; then
+    result citus PASS "$(grep -Eo 'All [0-9]+ tests passed' .suite-citus.out | grep -Eo '[0-9]+' | awk '{s+=$1} END {print s}') tests on the cluster"
+else
+    result citus FAIL "exit $st"
+    for f in tmp_check_citus/cluster/regression.diffs tmp_check_citus/shared/regression.diffs; do show "$f" 1000; done
+    for f in tmp_check_citus/n0.log tmp_check_citus/n1.log tmp_check_citus/n2.log; do [ -f "$f" ] && { echo "----- tail $f"; tail -n 40 "$f"; }; done
+fi
+
 if [ -n "${SUITES_SUMMARY_FILE:-}" ]; then   # test-all.sh prints it last
     { printf '%s\n' "${SUMMARY[@]}"; echo "$passed passed, $failed failed"; } > "$SUITES_SUMMARY_FILE"
 else

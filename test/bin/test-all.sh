@@ -10,7 +10,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-SUITES=(regress isolation tap clients fuzz)
+SUITES=(regress isolation tap clients fuzz citus)
 WORK=""
 fail_all() {  # reason
     [ -n "$WORK" ] && rm -rf "$WORK"
@@ -31,7 +31,7 @@ di_log "copying the tree to $WORK"
 tar -C "$DI_ROOT" \
     --exclude=./.git --exclude=./.run --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
     --exclude=./src/gateway/dynindex-gateway --exclude=./tmp_check --exclude=./tmp_check_iso \
-    --exclude=./tmp_check_clients --exclude=./tmp_check_fuzz --exclude=./results --exclude=./output_iso --exclude=./log \
+    --exclude=./tmp_check_clients --exclude=./tmp_check_fuzz --exclude=./tmp_check_citus --exclude=./results --exclude=./output_iso --exclude=./log \
     -cf - . | tar -C "$WORK" -xf -
 
 # Assertions on: our own Assert()s are compiled in (fine against Debian's
