@@ -137,7 +137,7 @@ else
             fi
             # Gateways the client tests started from this tree and left behind.
             for d in /proc/[0-9]*; do
-                cmd="$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null || true)"
+                cmd="$( { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null || true)"   # it may have exited
                 case "$cmd" in "$TREE/src/gateway/dynindex-gateway "*)
                     echo "(stopping gateway ${d#/proc/} left running by test/clients/run.sh)"
                     kill "${d#/proc/}" 2>/dev/null || true ;;
