@@ -68,6 +68,9 @@ find_operation(const char *name)
 	return NULL;
 }
 
+/* The operation being served (DynRequestOperation points here). */
+static char current_operation[64];
+
 /* Run one operation on a request (jsonb, U+0000 escaped); returns the response. */
 static Jsonb *
 run_operation(const char *opname, Jsonb *req)
@@ -80,7 +83,10 @@ run_operation(const char *opname, Jsonb *req)
 	if (fn == NULL)
 		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
 
+	strlcpy(current_operation, opname, sizeof(current_operation));
+	DynRequestOperation = current_operation;
 	DynCatalogRevalidate();
+	DynCatalogRequestReset();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynStorageWritesBegin();
@@ -94,6 +100,7 @@ run_operation(const char *opname, Jsonb *req)
 	PG_FINALLY();
 	{
 		DynStorageWritesEnd();
+		DynCatalogRequestReset();
 	}
 	PG_END_TRY();
 	SPI_finish();

@@ -23,7 +23,8 @@ static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
 static const RqField key_map_elem = {.type = RQ_MAP,.elem = &attrvalue_elem};
 
 static const RqField keys_and_attributes_fields[] = {
-	{.name = "Keys",.type = RQ_LIST,.elem = &key_map_elem,.notnull = true,.minlen = 1,.maxlen = 100},
+	{.name = "Keys",.type = RQ_LIST,.elem = &key_map_elem,.notnull = true,.minlen = 1,.maxlen = 100,
+	.newform = RQ_NEWFORM_MAX},
 	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
 	{.name = "ProjectionExpression",.type = RQ_STRING},
@@ -36,7 +37,7 @@ static const RqField keys_and_attributes = {
 
 static const RqField batch_get_fields[] = {
 	{.name = "RequestItems",.type = RQ_MAP,.elem = &keys_and_attributes,.notnull = true,.minlen = 1,
-	.mapkeys_tablename = true},
+	.mapkeys_tablename = true,.empty_msg = "The requestItems parameter is required for BatchGetItem"},
 	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
 	{0}
 };
@@ -59,7 +60,7 @@ static const RqField write_request_list = {.type = RQ_LIST,.elem = &write_reques
 
 static const RqField batch_write_fields[] = {
 	{.name = "RequestItems",.type = RQ_MAP,.elem = &write_request_list,.notnull = true,.minlen = 1,
-	.mapkeys_tablename = true},
+	.mapkeys_tablename = true,.empty_msg = "The requestItems parameter is required for BatchWriteItem"},
 	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
 	{.name = "ReturnItemCollectionMetrics",.type = RQ_STRING,.enumvals = RqReturnItemCollectionMetricsEnum},
 	{0}
@@ -150,7 +151,7 @@ DynBatchGetItem(Jsonb *req)
 		bool		consistent = RqGetBool(specs[i].val.binary.data, "ConsistentRead", false);
 		int			j;
 
-		RqPushKey(&st, tables[i]->name);
+		RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
 		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 		for (j = 0; j < nkeys[i]; j++)
 		{
@@ -204,7 +205,7 @@ DynBatchGetItem(Jsonb *req)
 				}
 				if (!started)
 				{
-					RqPushKey(&st, tables[i]->name);
+					RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
 					pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 					RqPushKey(&st, "Keys");
 					pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
@@ -256,7 +257,7 @@ push_collection_metrics(JsonbParseState **st, JsonbContainer *r, DynTable **tabl
 			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 			any = true;
 		}
-		RqPushKey(st, tables[i]->name);
+		RqPushKey(st, DynCatalogRequestName(tables[i]->name));
 		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
 		for (j = 0; j < nops[i]; j++)
 			DynCollectionPushMetrics(st, tables[i], &ops[i][j].key);

@@ -27,6 +27,7 @@
 #include "utils/numeric.h"
 
 #include "api/capacity.h"
+#include "catalog/catalog.h"
 #include "api/request.h"
 #include "indexes/indexes.h"
 
@@ -228,7 +229,7 @@ DynCapacityPushObject(JsonbParseState **st, JsonbIteratorToken tok, const DynCap
 {
 	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(st, "TableName");
-	RqPushString(st, WJB_VALUE, c->t->name);
+	RqPushString(st, WJB_VALUE, DynCatalogRequestName(c->t->name));
 	push_capacity_members(st, DynCapacityTotal(c), c->rw_units, c->is_read);
 	if (c->mode == DYN_CAP_INDEXES)
 	{
@@ -327,7 +328,7 @@ DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityM
 {
 	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(st, "TableName");
-	RqPushString(st, WJB_VALUE, table);
+	RqPushString(st, WJB_VALUE, DynCatalogRequestName(table));
 	push_capacity_members(st, units, false, is_read);
 	if (mode == DYN_CAP_INDEXES)
 	{

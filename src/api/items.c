@@ -35,7 +35,7 @@ static const RqField expected_fields[] = {
 static const RqField expected_elem = {.type = RQ_STRUCT,.structname = "ExpectedAttributeValue",.fields = expected_fields};
 static const RqField string_elem = {.type = RQ_STRING};
 
-#define TABLE_NAME_FIELD {.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255}
+#define TABLE_NAME_FIELD RQ_TABLE_NAME_OR_ARN
 #define EXPR_NAMES_FIELD {.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem}
 #define EXPR_VALUES_FIELD {.name = "ExpressionAttributeValues",.type = RQ_MAP,.elem = &attrvalue_list_elem}
 #define CAPACITY_FIELD {.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum}

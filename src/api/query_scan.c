@@ -56,7 +56,7 @@ static const RqField condition_fields[] = {
 };
 static const RqField condition_elem = {.type = RQ_STRUCT,.structname = "Condition",.fields = condition_fields};
 
-#define TABLE_NAME_FIELD {.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255}
+#define TABLE_NAME_FIELD RQ_TABLE_NAME_OR_ARN
 #define INDEX_NAME_FIELD {.name = "IndexName",.type = RQ_STRING,.namepattern = true,.minlen = 3,.maxlen = 255}
 
 static const RqField query_fields[] = {
@@ -67,7 +67,7 @@ static const RqField query_fields[] = {
 	TABLE_NAME_FIELD,
 	{.name = "ConditionalOperator",.type = RQ_STRING,.enumvals = conditional_operator_enum},
 	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 255},
-	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1},
+	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.newform = RQ_NEWFORM_MIN},	/* Scan's: older form */
 	{.name = "KeyConditions",.type = RQ_MAP,.elem = &condition_elem},
 	{.name = "ExclusiveStartKey",.type = RQ_MAP,.elem = &attrvalue_elem},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},

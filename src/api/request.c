@@ -21,10 +21,7 @@ const char *const RqReturnConsumedCapacityEnum[] = {"INDEXES", "TOTAL", "NONE", 
 const char *const RqReturnItemCollectionMetricsEnum[] = {"SIZE", "NONE", NULL};
 const char *const RqReturnValuesEnum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
 
-const RqField RqTableNameField = {
-	.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,
-	.minlen = 3,.maxlen = 255
-};
+const RqField RqTableNameField = RQ_TABLE_NAME_OR_ARN;
 const RqField RqAttrValueField = {.type = RQ_ATTRVALUE};
 
 /* ---------------------------------------------------------------- reading */
@@ -412,6 +409,22 @@ constraint_error(ConstraintState *st, JsonbValue *v, const RqField *f, const cha
 	st->nerrors++;
 }
 
+/*
+ * Record one constraint failure in DynamoDB's newer form, which names the
+ * member as the API spells it and quotes no value:
+ * "Value at 'Limit' failed to satisfy constraint: ...".
+ */
+static void
+constraint_error_new(ConstraintState *st, const char *rawpath, const char *msg)
+{
+	if (st->nerrors >= MAX_REPORTED_ERRORS)
+		return;
+	if (st->nerrors > 0)
+		appendStringInfoString(&st->msgs, "; ");
+	appendStringInfo(&st->msgs, "Value at '%s' failed to satisfy constraint: %s", rawpath, msg);
+	st->nerrors++;
+}
+
 /* Does s match [a-zA-Z0-9_.-]+ ? */
 static bool
 matches_name_pattern(const char *s, int len)
@@ -431,6 +444,39 @@ matches_name_pattern(const char *s, int len)
 	return true;
 }
 
+/* Is a table-name member an ARN (then 1..1024 characters, no pattern)? */
+static bool
+is_arn(const char *s, int len)
+{
+	return len >= 4 && memcmp(s, "arn:", 4) == 0;
+}
+
+/*
+ * A table name or ARN (every TableName but CreateTable's): 1..1024
+ * characters; a plain name also at most 255 and the name pattern.  The
+ * minimum of 3 is CreateTable's alone: a shorter name is simply not found.
+ */
+static void
+check_table_name_or_arn(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path)
+{
+	int			len = pg_mbstrlen_with_len(v->val.string.val, v->val.string.len);
+
+	if (len < 1)
+		constraint_error(st, v, f, path, "Member must have length greater than or equal to 1");
+	else if (is_arn(v->val.string.val, v->val.string.len))
+	{
+		if (len > 1024)
+			constraint_error(st, v, f, path, "Member must have length less than or equal to 1024");
+	}
+	else
+	{
+		if (!matches_name_pattern(v->val.string.val, v->val.string.len))
+			constraint_error(st, v, f, path, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
+		if (len > 255)
+			constraint_error(st, v, f, path, "Member must have length less than or equal to 255");
+	}
+}
+
 /* Size of a value for length constraints (characters, or members). */
 static int
 value_length(JsonbValue *v)
@@ -442,7 +488,8 @@ value_length(JsonbValue *v)
 	return 0;
 }
 
-static void check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path);
+static void check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path,
+							  const char *rawpath);
 
 /* Member path as DynamoDB writes it: lower-case first letter. */
 static char *
@@ -456,9 +503,19 @@ member_path(const char *parent, const char *name)
 	return psprintf("%s.%s", parent, lower);
 }
 
+/* Member path as the API spells it (DynamoDB's newer messages). */
+static char *
+raw_member_path(const char *parent, const char *name)
+{
+	if (parent == NULL || parent[0] == '\0')
+		return pstrdup(name);
+	return psprintf("%s.%s", parent, name);
+}
+
 /* Check the members of a structure (stage 2). */
 static void
-check_struct_constraints(ConstraintState *st, JsonbValue *obj, const RqField *fields, const char *parent)
+check_struct_constraints(ConstraintState *st, JsonbValue *obj, const RqField *fields, const char *parent,
+						 const char *rawparent)
 {
 	const RqField *f;
 
@@ -466,15 +523,14 @@ check_struct_constraints(ConstraintState *st, JsonbValue *obj, const RqField *fi
 	{
 		JsonbValue *m = obj ? RqGetJv(obj, f->name) : NULL;
 
-		if (f->tablename)
-			continue;			/* checked up front */
-		check_constraints(st, m, f, member_path(parent, f->name));
+		check_constraints(st, m, f, member_path(parent, f->name), raw_member_path(rawparent, f->name));
 	}
 }
 
-/* Check one value's constraints (stage 2). */
+/* Check one value's constraints (stage 2); rawpath is the path as the API spells it. */
 static void
-check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path)
+check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const char *path,
+				  const char *rawpath)
 {
 	check_stack_depth();
 	if (v == NULL)
@@ -503,25 +559,51 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 			constraint_error(st, v, f, path, m.data);
 		}
 	}
+	if ((f->tablearn || f->tablename) && v->type == jbvString)
+		check_table_name_or_arn(st, v, f, path);
 	if (f->namepattern && v->type == jbvString &&
 		!matches_name_pattern(v->val.string.val, v->val.string.len))
 		constraint_error(st, v, f, path, "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
 	if (f->minlen > 0 && value_length(v) < f->minlen)
-		constraint_error(st, v, f, path,
-						 psprintf("Member must have length greater than or equal to %d", f->minlen));
+	{
+		char	   *m = psprintf("Member must have length greater than or equal to %d", f->minlen);
+
+		if (f->newform & RQ_NEWFORM_MIN)
+			constraint_error_new(st, rawpath, m);
+		else
+			constraint_error(st, v, f, path, m);
+	}
 	if (f->maxlen > 0 && value_length(v) > f->maxlen)
-		constraint_error(st, v, f, path,
-						 psprintf("Member must have length less than or equal to %d", f->maxlen));
+	{
+		char	   *m = psprintf("Member must have length less than or equal to %d", f->maxlen);
+
+		if (f->newform & RQ_NEWFORM_MAX)
+			constraint_error_new(st, rawpath, m);
+		else
+			constraint_error(st, v, f, path, m);
+	}
 	if ((f->hasmin || f->hasmax) && v->type == jbvNumeric)
 	{
 		int64		i = json_int(v);
 
 		if (f->hasmin && i < f->minval)
-			constraint_error(st, v, f, path,
-							 psprintf("Member must have value greater than or equal to " INT64_FORMAT, f->minval));
+		{
+			char	   *m = psprintf("Member must have value greater than or equal to " INT64_FORMAT, f->minval);
+
+			if (f->newform & RQ_NEWFORM_MIN)
+				constraint_error_new(st, rawpath, m);
+			else
+				constraint_error(st, v, f, path, m);
+		}
 		if (f->hasmax && i > f->maxval)
-			constraint_error(st, v, f, path,
-							 psprintf("Member must have value less than or equal to " INT64_FORMAT, f->maxval));
+		{
+			char	   *m = psprintf("Member must have value less than or equal to " INT64_FORMAT, f->maxval);
+
+			if (f->newform & RQ_NEWFORM_MAX)
+				constraint_error_new(st, rawpath, m);
+			else
+				constraint_error(st, v, f, path, m);
+		}
 	}
 	if (f->type == RQ_MAP && (f->mapkeys_tablename || f->elem->minlen > 0 || f->elem->maxlen > 0))
 	{
@@ -534,11 +616,15 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 		{
 			int			klen = pg_mbstrlen_with_len(keys[i].val.string.val, keys[i].val.string.len);
 
-			if (f->mapkeys_tablename &&
-				(klen > 255 || klen < 3 || !matches_name_pattern(keys[i].val.string.val, keys[i].val.string.len)))
+			/* keys are table names or ARNs, as TableName (RQ_TABLE_NAME_OR_ARN) */
+			if (f->mapkeys_tablename && (klen < 1 || klen > 1024))
+				constraint_error(st, v, f, path,
+								 "Map keys must satisfy constraint: [Member must have length less than or equal to 1024, "
+								 "Member must have length greater than or equal to 1]");
+			else if (f->mapkeys_tablename && !is_arn(keys[i].val.string.val, keys[i].val.string.len) &&
+					 (klen > 255 || !matches_name_pattern(keys[i].val.string.val, keys[i].val.string.len)))
 				constraint_error(st, v, f, path,
 								 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
-								 "Member must have length greater than or equal to 3, "
 								 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]");
 			if ((f->elem->maxlen > 0 && value_length(&vals[i]) > f->elem->maxlen) ||
 				(f->elem->minlen > 0 && value_length(&vals[i]) < f->elem->minlen))
@@ -558,11 +644,12 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 		for (i = 0; i < n; i++)
 		{
 			char	   *p = psprintf("%s.%d.member", path, i + 1);
+			char	   *rp = psprintf("%s.%d.member", rawpath, i + 1);
 
 			if (f->elem->type == RQ_STRUCT)
-				check_struct_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem->fields, p);
+				check_struct_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem->fields, p, rp);
 			else
-				check_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem, p);
+				check_constraints(st, elems[i].type == jbvNull ? NULL : &elems[i], f->elem, p, rp);
 		}
 	}
 	else if (f->type == RQ_MAP && f->elem && f->elem->type == RQ_STRUCT)
@@ -575,8 +662,9 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 		for (i = 0; i < n; i++)
 		{
 			char	   *p = psprintf("%s.%.*s.member", path, keys[i].val.string.len, keys[i].val.string.val);
+			char	   *rp = psprintf("%s.%.*s.member", rawpath, keys[i].val.string.len, keys[i].val.string.val);
 
-			check_struct_constraints(st, vals[i].type == jbvNull ? NULL : &vals[i], f->elem->fields, p);
+			check_struct_constraints(st, vals[i].type == jbvNull ? NULL : &vals[i], f->elem->fields, p, rp);
 		}
 	}
 	else if (f->type == RQ_MAP && f->elem && f->elem->type == RQ_LIST &&
@@ -601,14 +689,16 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 			{
 				char	   *p = psprintf("%s.%.*s.member.%d.member", path, keys[i].val.string.len,
 										 keys[i].val.string.val, j + 1);
+				char	   *rp = psprintf("%s.%.*s.member.%d.member", rawpath, keys[i].val.string.len,
+										  keys[i].val.string.val, j + 1);
 
 				check_struct_constraints(st, elems[j].type == jbvNull ? NULL : &elems[j],
-										 f->elem->elem->fields, p);
+										 f->elem->elem->fields, p, rp);
 			}
 		}
 	}
 	else if (f->type == RQ_STRUCT)
-		check_struct_constraints(st, v, f->fields, path);
+		check_struct_constraints(st, v, f->fields, path, rawpath);
 }
 
 /* Validate a request: required members, kinds, then constraints. */
@@ -625,39 +715,31 @@ RqValidate(Jsonb *req, const RqField *fields)
 	root.val.binary.data = &req->root;
 	root.val.binary.len = VARSIZE(req) - VARHDRSZ;
 
-	/* "required" members and the table-name rule come first */
+	/* "required" members come first */
+	for (f = fields; f->type != RQ_END; f++)
+		if (f->required && RqGetJv(&root, f->name) == NULL)
+			DynValidationError("The parameter '%s' is required but was not present in the request", f->name);
+	check_struct_kinds(&root, fields);
+
 	for (f = fields; f->type != RQ_END; f++)
 	{
 		JsonbValue *m = RqGetJv(&root, f->name);
 
-		if (f->required && m == NULL)
-			DynValidationError("The parameter '%s' is required but was not present in the request", f->name);
-		if (f->tablename && m && m->type == jbvString)
-		{
-			int			len = pg_mbstrlen_with_len(m->val.string.val, m->val.string.len);
-
-			if (len < 3 || len > 255)
-				DynValidationError("%s must be at least 3 characters long and at most 255 characters long",
-								   f->name);
-		}
+		if (m == NULL)
+			continue;
+		/* an empty TableName is reported alone: DynamoDB stops there */
+		if ((f->tablearn || f->tablename) && m->type == jbvString && m->val.string.len == 0)
+			DynValidationError("1 validation error detected: Value '' at '%s' failed to satisfy constraint: "
+							   "Member must have length greater than or equal to 1", member_path("", f->name));
+		/* an empty map or list with a message of its own (BatchGetItem's RequestItems) */
+		if (f->empty_msg && m->type == jbvBinary && !JsonContainerIsScalar(m->val.binary.data) &&
+			JsonContainerSize(m->val.binary.data) == 0)
+			DynValidationError("%s", f->empty_msg);
 	}
-	check_struct_kinds(&root, fields);
 
 	st.nerrors = 0;
 	initStringInfo(&st.msgs);
-	check_struct_constraints(&st, &root, fields, "");
-	/* the table-name rule's pattern is a constraint too */
-	for (f = fields; f->type != RQ_END; f++)
-	{
-		if (f->tablename)
-		{
-			JsonbValue *m = RqGetJv(&root, f->name);
-
-			if (m && m->type == jbvString && !matches_name_pattern(m->val.string.val, m->val.string.len))
-				constraint_error(&st, m, f, member_path("", f->name),
-								 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+");
-		}
-	}
+	check_struct_constraints(&st, &root, fields, "", "");
 	if (st.nerrors > 0)
 		DynValidationError("%d validation error%s detected: %s", st.nerrors,
 						   st.nerrors > 1 ? "s" : "", st.msgs.data);

@@ -43,7 +43,7 @@ struct RqField
 	const RqField *elem;		/* RQ_LIST / RQ_MAP: the element */
 	bool		notnull;		/* "Member must not be null" */
 	bool		required;		/* "The parameter 'X' is required but was not present in the request" */
-	bool		tablename;		/* DescribeTable-style "TableName must be at least 3 characters..." */
+	bool		tablename;		/* the same as tablearn (older name) */
 	int			minlen;			/* 0: none */
 	int			maxlen;			/* 0: none */
 	bool		hasmin;
@@ -52,8 +52,18 @@ struct RqField
 	int64		maxval;
 	bool		namepattern;	/* must match [a-zA-Z0-9_.-]+ */
 	const char *const *enumvals;	/* NULL-terminated */
-	bool		mapkeys_tablename;	/* RQ_MAP: keys are table names */
+	bool		mapkeys_tablename;	/* RQ_MAP: keys are table names or ARNs */
+	bool		tablearn;		/* a table name or ARN (1..1024; a name: <= 255 and the pattern) */
+	const char *empty_msg;		/* RQ_MAP/RQ_LIST: DynamoDB's message for an empty one */
+	uint8		newform;		/* RQ_NEWFORM_*: "Value at 'Member'" form (no value, member as named) */
 };
+
+/* Constraints DynamoDB reports in its newer form, without the value. */
+#define RQ_NEWFORM_MIN 0x01		/* minimum value or length */
+#define RQ_NEWFORM_MAX 0x02		/* maximum value or length */
+
+/* TableName of every operation but CreateTable: a table name or its ARN. */
+#define RQ_TABLE_NAME_OR_ARN {.name = "TableName",.type = RQ_STRING,.notnull = true,.tablearn = true}
 
 /* Common member shapes. */
 extern const RqField RqTableNameField;	/* "TableName": notnull, pattern, 3..255 */

@@ -108,7 +108,7 @@ static const RqField tag_elem = {.type = RQ_STRUCT,.structname = "Tag",.fields =
 
 static const RqField create_table_fields[] = {
 	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem,.notnull = true},
-	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	{.name = "TableName",.type = RQ_STRING,.required = true,.namepattern = true,.minlen = 3,.maxlen = 255},
 	{.name = "KeySchema",.type = RQ_LIST,.elem = &key_elem,.notnull = true,.minlen = 1,.maxlen = 2},
 	{.name = "LocalSecondaryIndexes",.type = RQ_LIST,.elem = &lsi_elem},
 	{.name = "GlobalSecondaryIndexes",.type = RQ_LIST,.elem = &gsi_elem},
@@ -133,7 +133,7 @@ const RqField DynOnDemandThroughputField = {.type = RQ_STRUCT,.structname = "OnD
 const RqField DynSseSpecificationField = {.type = RQ_STRUCT,.structname = "SSESpecification",.fields = sse_fields};
 
 static const RqField table_name_only_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.required = true,.tablename = true},
+	{.name = "TableName",.type = RQ_STRING,.required = true,.tablearn = true},
 	{0}
 };
 
@@ -853,6 +853,7 @@ table_for_change(const char *name)
 
 	if (name == NULL)			/* RqValidate requires TableName */
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found");
+	name = DynCatalogTableName(name);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT 1 FROM dynindex.tables WHERE table_name = $1 FOR UPDATE",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -971,7 +972,7 @@ static const RqField any_elem = {.type = RQ_ANY};
 
 static const RqField update_table_fields[] = {
 	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem},
-	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	RQ_TABLE_NAME_OR_ARN,
 	{.name = "BillingMode",.type = RQ_STRING,.enumvals = billing_enum},
 	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
 	{.name = "GlobalSecondaryIndexUpdates",.type = RQ_LIST,.elem = &gsi_update_elem},

@@ -42,7 +42,7 @@ static const char *const return_values_on_ccf_enum[] = {"ALL_OLD", "NONE", NULL}
 static const RqField attrvalue_elem = {.type = RQ_ATTRVALUE};
 static const RqField string_elem = {.type = RQ_STRING};
 
-#define TX_TABLE_NAME {.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255}
+#define TX_TABLE_NAME RQ_TABLE_NAME_OR_ARN
 #define TX_NAMES {.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem}
 #define TX_VALUES {.name = "ExpressionAttributeValues",.type = RQ_MAP,.elem = &attrvalue_elem}
 #define TX_RVOCCF {.name = "ReturnValuesOnConditionCheckFailure",.type = RQ_STRING,.enumvals = return_values_on_ccf_enum}
@@ -352,7 +352,7 @@ push_collection_metrics(JsonbParseState **st, TxAction *actions, int n)
 			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
 			any = true;
 		}
-		RqPushKey(st, actions[i].t->name);
+		RqPushKey(st, DynCatalogRequestName(actions[i].t->name));
 		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
 		for (j = i; j < n; j++)
 			if (actions[j].kind != TX_CHECK && actions[j].t == actions[i].t)

@@ -31,14 +31,14 @@ static const RqField ttl_spec_fields[] = {
 };
 
 static const RqField update_ttl_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	RQ_TABLE_NAME_OR_ARN,
 	{.name = "TimeToLiveSpecification",.type = RQ_STRUCT,.structname = "TimeToLiveSpecification",
 	.fields = ttl_spec_fields,.notnull = true},
 	{0}
 };
 
 static const RqField describe_ttl_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	RQ_TABLE_NAME_OR_ARN,
 	{0}
 };
 
@@ -65,7 +65,7 @@ DynUpdateTimeToLive(Jsonb *req)
 					RqGetJv(spec, "AttributeName")->val.string.len);
 	enabled = DynJsonBoolean(RqGetJv(spec, "Enabled"), &ok);
 
-	DynCatalogGetTableOrNotFound(table);
+	table = DynCatalogGetTableOrNotFound(table)->name;
 	current = DynTtlAttribute(table, true);
 	if (enabled)
 	{
@@ -116,7 +116,7 @@ DynDescribeTimeToLive(Jsonb *req)
 
 	RqValidate(req, describe_ttl_fields);
 	table = RqGetString(&req->root, "TableName");
-	DynCatalogGetTableOrNotFound(table);
+	table = DynCatalogGetTableOrNotFound(table)->name;
 	attr = DynTtlAttribute(table, false);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);

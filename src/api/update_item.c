@@ -36,7 +36,7 @@ static const RqField attribute_update_fields[] = {
 static const RqField attribute_update_elem = {.type = RQ_STRUCT,.structname = "AttributeValueUpdate",.fields = attribute_update_fields};
 
 static const RqField update_item_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
+	RQ_TABLE_NAME_OR_ARN,
 	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_elem,.notnull = true},
 	{.name = "AttributeUpdates",.type = RQ_MAP,.elem = &attribute_update_elem},
 	{.name = "Expected",.type = RQ_MAP,.elem = &expected_elem},

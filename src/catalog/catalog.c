@@ -510,10 +510,113 @@ retire_entry(const char *name)
 	hash_search(table_cache, name, HASH_REMOVE, NULL);
 }
 
+/* The operation being served, for messages that name it (set by dynindex.api). */
+const char *DynRequestOperation = NULL;
+
+/* Table ARNs the current request named tables by: "name\0arn" strings. */
+static List *request_arns = NIL;
+
+/* Forget the ARNs of the previous request (dynindex.api, before and after each). */
+void
+DynCatalogRequestReset(void)
+{
+	request_arns = NIL;
+}
+
+/*
+ * The name by which the current request named a table: its ARN when it was
+ * named by ARN (DynamoDB then echoes the ARN in ConsumedCapacity and the
+ * batch responses' maps), else the name.
+ */
+const char *
+DynCatalogRequestName(const char *table_name)
+{
+	ListCell   *lc;
+
+	foreach(lc, request_arns)
+	{
+		const char *pair = lfirst(lc);
+
+		if (strcmp(pair, table_name) == 0)
+			return pair + strlen(pair) + 1;
+	}
+	return table_name;
+}
+
+/* Remember that the current request named table_name by arn. */
+static void
+remember_arn(const char *table_name, const char *arn)
+{
+	size_t		nl = strlen(table_name);
+	size_t		al = strlen(arn);
+	char	   *pair;
+
+	if (DynCatalogRequestName(table_name) != table_name)
+		return;
+	pair = palloc(nl + al + 2);
+	memcpy(pair, table_name, nl + 1);
+	memcpy(pair + nl + 1, arn, al + 1);
+	request_arns = lappend(request_arns, pair);
+}
+
+/*
+ * The table name a TableName member names: the name itself, or the table of
+ * a table ARN "arn:aws:dynamodb:<region>:<account>:table/<name>", which
+ * DynamoDB accepts wherever an existing table is named.  An ARN of another
+ * account is AccessDeniedException (dynindex has no resource-based policies
+ * that could grant it, so the request is refused as DynamoDB refuses a
+ * cross-account request that no policy allows); another partition or region,
+ * or an ARN of something other than a table, is a ValidationException.
+ */
+char *
+DynCatalogTableName(const char *name)
+{
+	char	   *parts[6];
+	char	   *copy;
+	char	   *p;
+	int			n = 0;
+	const char *op = DynRequestOperation ? DynRequestOperation : "DescribeTable";
+
+	if (name == NULL || strncmp(name, "arn:", 4) != 0)
+		return (char *) name;
+	copy = pstrdup(name);
+	p = copy;
+	while (n < 5)
+	{
+		char	   *colon = strchr(p, ':');
+
+		if (colon == NULL)
+			break;
+		*colon = '\0';
+		parts[n++] = p;
+		p = colon + 1;
+	}
+	parts[n++] = p;
+	if (n < 6)
+		DynValidationError("1 validation error detected: Invalid resource type in '%s'", name);
+	if (strcmp(parts[1], "aws") != 0)
+		DynValidationError("1 validation error detected: Invalid AWS partition in '%s'", name);
+	if (strcmp(parts[2], "dynamodb") != 0 || strncmp(parts[5], "table/", 6) != 0 ||
+		parts[5][6] == '\0' || strchr(parts[5] + 6, '/') != NULL)
+		DynValidationError("1 validation error detected: Invalid resource type in '%s'", name);
+	if (strcmp(parts[4], dynindex_account_id) != 0)
+		DynError(DYN_ERR_ACCESS_DENIED,
+				 "User: arn:aws:iam::%s:root is not authorized to perform: dynamodb:%s on resource: %s "
+				 "because no resource-based policy allows the dynamodb:%s action",
+				 dynindex_account_id, op, name, op);
+	if (strcmp(parts[3], dynindex_region) != 0)
+		DynValidationError("1 validation error detected: Invalid AWS region in '%s'", name);
+	remember_arn(parts[5] + 6, name);
+	return parts[5] + 6;
+}
+
 DynTable *
 DynCatalogGetTable(const char *name)
 {
-	DynTable   *t = catalog_lookup(name);
+	DynTable   *t;
+
+	name = DynCatalogTableName(name);
+	t = catalog_lookup(name);
 
 	if (t == NULL || lock_table(t))
 		return t;
@@ -527,7 +630,10 @@ DynCatalogGetTable(const char *name)
 DynTable *
 DynCatalogGetTableOrNotFound(const char *name)
 {
-	DynTable   *t = DynCatalogGetTable(name);
+	DynTable   *t;
+
+	name = DynCatalogTableName(name);
+	t = DynCatalogGetTable(name);
 
 	if (t == NULL)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);

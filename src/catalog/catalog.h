@@ -115,6 +115,13 @@ extern const char *DynStreamViewName(DynStreamView v);
 extern DynStreamView DynStreamViewFromName(const char *name);
 /* Register the invalidation callback (from _PG_init). */
 extern void DynCatalogInit(void);
+/* The operation being served (set by dynindex.api), for messages that name it. */
+extern const char *DynRequestOperation;
+/* The table a TableName names: a name, or a table ARN of this region and account. */
+extern char *DynCatalogTableName(const char *name);
+/* The name (or ARN) by which the current request named a table; reset per request. */
+extern const char *DynCatalogRequestName(const char *table_name);
+extern void DynCatalogRequestReset(void);
 /* ARN of a table: DynArnPrefix() + "table/<name>". */
 extern char *DynTableArn(const char *table_name);
 /* "arn:aws:dynamodb:<region>:<account>:" (GUCs dynindex.region, dynindex.account_id). */
