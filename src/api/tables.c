@@ -3,6 +3,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -202,10 +203,27 @@ check_projection(JsonbValue *proj)
 {
 	char	   *pt = RqGetString(proj->val.binary.data, "ProjectionType");
 
+	JsonbValue *nk = RqGetJv(proj, "NonKeyAttributes");
+	JsonbValue *names;
+	int			n;
+	int			i;
+	int			j;
+
 	if (pt == NULL)
 		DynValidationError("One or more parameter values were invalid: Unknown ProjectionType: null");
-	if (RqGetJv(proj, "NonKeyAttributes") && strcmp(pt, "INCLUDE") != 0)
+	if (nk && strcmp(pt, "INCLUDE") != 0)
 		DynValidationError("One or more parameter values were invalid: ProjectionType is %s, but NonKeyAttributes is specified", pt);
+	if (nk == NULL && strcmp(pt, "INCLUDE") == 0)
+		DynValidationError("One or more parameter values were invalid: ProjectionType is INCLUDE, but NonKeyAttributes is not specified");
+	/* key attributes may be named: they are projected anyway */
+	names = RqArrayElems(nk, &n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (names[i].type == jbvString && names[j].type == jbvString &&
+				names[i].val.string.len == names[j].val.string.len &&
+				memcmp(names[i].val.string.val, names[j].val.string.val, names[i].val.string.len) == 0)
+				DynValidationError("One or more parameter values were invalid: Duplicate element in NonKeyAttributes: %.*s",
+								   names[i].val.string.len, names[i].val.string.val);
 }
 
 /* Check the multi-attribute KeySchema of a GSI: HASH elements, then RANGE. */
@@ -298,16 +316,56 @@ push_member_string(JsonbParseState **st, const char *key, const char *v)
 	RqPushString(st, WJB_VALUE, v);
 }
 
-/* Push ProvisionedThroughput as DescribeTable shows it. */
-static void
-push_throughput(JsonbParseState **st, int64 rcu, int64 wcu)
+/* Today (UTC) as "YYYY-MM-DD", the day NumberOfDecreasesToday counts. */
+static char *
+utc_day(void)
 {
+	return DatumGetCString(DirectFunctionCall1(textout,
+											   DirectFunctionCall2(timestamptz_to_char,
+																   TimestampTzGetDatum(GetCurrentTransactionStartTimestamp()),
+																   CStringGetTextDatum("YYYY-MM-DD"))));
+}
+
+/*
+ * Push ProvisionedThroughput as DescribeTable shows it; history is the
+ * table's "ThroughputHistory" option (LastIncreaseDateTime,
+ * LastDecreaseDateTime, and the decreases of DecreasesDay), or NULL.
+ */
+static void
+push_throughput_history(JsonbParseState **st, int64 rcu, int64 wcu, JsonbValue *history, bool pending_decrease)
+{
+	JsonbValue *v;
+	int64		decreases = 0;
+
 	RqPushKey(st, "ProvisionedThroughput");
 	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
-	push_member_int(st, "NumberOfDecreasesToday", 0);
+	if (history && (v = RqGetJv(history, "LastDecreaseDateTime")) != NULL)
+	{
+		RqPushKey(st, "LastDecreaseDateTime");
+		pushJsonbValue(st, WJB_VALUE, v);
+	}
+	if (history && (v = RqGetJv(history, "LastIncreaseDateTime")) != NULL)
+	{
+		RqPushKey(st, "LastIncreaseDateTime");
+		pushJsonbValue(st, WJB_VALUE, v);
+	}
+	if (history && RqGetJv(history, "DecreasesDay") &&
+		strcmp(RqGetString(history->val.binary.data, "DecreasesDay"), utc_day()) == 0)
+		decreases = RqGetInt(history->val.binary.data, "NumberOfDecreasesToday", 0);
+	/* a decrease counts once it is done: not yet in UpdateTable's own response */
+	if (pending_decrease && decreases > 0)
+		decreases--;
+	push_member_int(st, "NumberOfDecreasesToday", decreases);
 	push_member_int(st, "ReadCapacityUnits", rcu);
 	push_member_int(st, "WriteCapacityUnits", wcu);
 	pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
+/* Push ProvisionedThroughput without history (indexes, on-demand tables). */
+static void
+push_throughput(JsonbParseState **st, int64 rcu, int64 wcu)
+{
+	push_throughput_history(st, rcu, wcu, NULL, false);
 }
 
 /* Seconds since the epoch as DynamoDB's timestamps. */
@@ -317,9 +375,20 @@ epoch_seconds(TimestampTz ts)
 	return (double) (ts - ((POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * -USECS_PER_SEC)) / 1e6;
 }
 
-/* Build a TableDescription. */
+/* A provisioned-throughput change UpdateTable is making (its response shows it under way). */
+typedef struct ThroughputChange
+{
+	int64		old_rcu;		/* the values in force until the change completes */
+	int64		old_wcu;
+	bool		decrease;		/* counted in NumberOfDecreasesToday once done */
+} ThroughputChange;
+
+/*
+ * Build a TableDescription; change, when not NULL, is a throughput change
+ * under way, shown as DynamoDB's UpdateTable response shows it.
+ */
 static Jsonb *
-describe(DynTable *t, const char *status, bool with_stats)
+describe_as(DynTable *t, const char *status, bool with_stats, const ThroughputChange *change)
 {
 	JsonbParseState *st = NULL;
 	int64		count = 0;
@@ -346,7 +415,10 @@ describe(DynTable *t, const char *status, bool with_stats)
 		RqPushKey(&st, "CreationDateTime");
 		RqPushNumeric(&st, WJB_VALUE, epoch_seconds(t->created_at));
 	}
-	push_throughput(&st, provisioned ? t->read_capacity : 0, provisioned ? t->write_capacity : 0);
+	push_throughput_history(&st, !provisioned ? 0 : change ? change->old_rcu : t->read_capacity,
+							!provisioned ? 0 : change ? change->old_wcu : t->write_capacity,
+							provisioned ? RqGet(&t->options->root, "ThroughputHistory") : NULL,
+							change && change->decrease);
 	push_member_int(&st, "TableSizeBytes", bytes);
 	push_member_int(&st, "ItemCount", count);
 	push_member_string(&st, "TableArn", DynTableArn(t->name));
@@ -447,6 +519,13 @@ describe(DynTable *t, const char *status, bool with_stats)
 		pushJsonbValue(&st, WJB_VALUE, opt);
 	}
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* Build a TableDescription of the table as it is. */
+static Jsonb *
+describe(DynTable *t, const char *status, bool with_stats)
+{
+	return describe_as(t, status, with_stats, NULL);
 }
 
 /* Wrap a description: {"<wrapper>": description}. */
@@ -1207,6 +1286,53 @@ update_option(DynTable *t, JsonbContainer *r, const char *member)
 		elog(ERROR, "could not update table options");
 }
 
+/*
+ * Record a provisioned-throughput change in the table's ThroughputHistory
+ * option: LastIncreaseDateTime / LastDecreaseDateTime, and the decreases of
+ * the current UTC day (NumberOfDecreasesToday).
+ */
+static void
+record_throughput_change(DynTable *t, bool increase, bool decrease)
+{
+	JsonbValue *old = RqGet(&t->options->root, "ThroughputHistory");
+	JsonbParseState *st = NULL;
+	JsonbValue *v;
+	char	   *today = utc_day();
+	int64		decreases = 0;
+	double		now = epoch_seconds(GetCurrentTransactionStartTimestamp());
+	Oid			types[2] = {TEXTOID, JSONBOID};
+	Datum		args[2];
+
+	if (old && RqGetJv(old, "DecreasesDay") &&
+		strcmp(RqGetString(old->val.binary.data, "DecreasesDay"), today) == 0)
+		decreases = RqGetInt(old->val.binary.data, "NumberOfDecreasesToday", 0);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "ThroughputHistory");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "LastIncreaseDateTime");
+	if (increase)
+		RqPushNumeric(&st, WJB_VALUE, now);
+	else if (old && (v = RqGetJv(old, "LastIncreaseDateTime")) != NULL)
+		pushJsonbValue(&st, WJB_VALUE, v);
+	else
+		pushJsonbValue(&st, WJB_VALUE, &(JsonbValue) {.type = jbvNull});
+	RqPushKey(&st, "LastDecreaseDateTime");
+	if (decrease)
+		RqPushNumeric(&st, WJB_VALUE, now);
+	else if (old && (v = RqGetJv(old, "LastDecreaseDateTime")) != NULL)
+		pushJsonbValue(&st, WJB_VALUE, v);
+	else
+		pushJsonbValue(&st, WJB_VALUE, &(JsonbValue) {.type = jbvNull});
+	push_member_string(&st, "DecreasesDay", today);
+	push_member_int(&st, "NumberOfDecreasesToday", decreases + (decrease ? 1 : 0));
+	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	args[0] = CStringGetTextDatum(t->name);
+	args[1] = JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
+	if (SPI_execute_with_args("UPDATE dynindex.tables SET options = options || $2 WHERE table_name = $1",
+							  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the throughput change");
+}
+
 /* UpdateTable */
 Jsonb *
 DynUpdateTable(Jsonb *req)
@@ -1223,6 +1349,8 @@ DynUpdateTable(Jsonb *req)
 	bool		index_change = false;
 	JsonbValue *stream;
 	DynStreamView view;
+	bool		throughput_change = false;
+	ThroughputChange change = {0};
 	static const char *const simple_options[] = {
 		"SSESpecification", "TableClass", "DeletionProtectionEnabled",
 		"OnDemandThroughput", "WarmThroughput", NULL
@@ -1234,7 +1362,9 @@ DynUpdateTable(Jsonb *req)
 	if (!pt && !RqGet(r, "BillingMode") && !RqGet(r, "StreamSpecification") && nupdates == 0 &&
 		!RqGet(r, "SSESpecification") && !RqGet(r, "ReplicaUpdates") && !RqGet(r, "TableClass") &&
 		!RqGet(r, "DeletionProtectionEnabled") && !RqGet(r, "OnDemandThroughput") && !RqGet(r, "WarmThroughput"))
-		DynValidationError("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required");
+		DynValidationError("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, "
+						   "SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, "
+						   "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required");
 	if (RqStringIs(r, "BillingMode", "PROVISIONED") && !pt)
 		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified when BillingMode is PROVISIONED");
 	if (pt)
@@ -1288,6 +1418,23 @@ DynUpdateTable(Jsonb *req)
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	if (pt && strcmp(t->billing_mode, "PROVISIONED") == 0)
+	{
+		int64		rcu = RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0);
+		int64		wcu = RqGetInt(pt->val.binary.data, "WriteCapacityUnits", 0);
+
+		if (rcu == t->read_capacity && wcu == t->write_capacity)
+			DynValidationError("The provisioned throughput for the table will not change. The requested value equals the current value. "
+							   "Current ReadCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
+							   "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
+							   "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+							   t->read_capacity, rcu, t->write_capacity, wcu);
+		change.old_rcu = t->read_capacity;
+		change.old_wcu = t->write_capacity;
+		change.decrease = rcu < t->read_capacity || wcu < t->write_capacity;
+		throughput_change = true;
+		record_throughput_change(t, rcu > t->read_capacity || wcu > t->write_capacity, change.decrease);
+	}
 	if (online > 1)
 		DynError(DYN_ERR_LIMIT_EXCEEDED,
 				 "Subscriber limit exceeded: Only 1 online index can be created or deleted simultaneously per table");
@@ -1323,6 +1470,20 @@ DynUpdateTable(Jsonb *req)
 
 			if (idx == NULL || !idx->is_global)
 				DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Requested index %s not found", name);
+			if (ipt && idx->throughput && strcmp(t->billing_mode, "PROVISIONED") == 0)
+			{
+				int64		cur_r = RqGetInt(&idx->throughput->root, "ReadCapacityUnits", 0);
+				int64		cur_w = RqGetInt(&idx->throughput->root, "WriteCapacityUnits", 0);
+				int64		req_r = RqGetInt(ipt->val.binary.data, "ReadCapacityUnits", 0);
+				int64		req_w = RqGetInt(ipt->val.binary.data, "WriteCapacityUnits", 0);
+
+				if (cur_r == req_r && cur_w == req_w)
+					DynValidationError("The provisioned throughput for the index %s will not change. The requested value equals the current value. "
+									   "Current ReadCapacityUnits provisioned for index %s: " INT64_FORMAT ". Requested ReadCapacityUnits: " INT64_FORMAT ". "
+									   "Current WriteCapacityUnits provisioned for index %s: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
+									   "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
+									   name, name, cur_r, req_r, name, cur_w, req_w);
+			}
 			if (ipt)
 			{
 				Oid			types[3] = {JSONBOID, TEXTOID, TEXTOID};
@@ -1368,5 +1529,6 @@ DynUpdateTable(Jsonb *req)
 	t = DynCatalogGetTableOrNotFound(RqGetString(r, "TableName"));
 	if (index_change)
 		DynWorkerWake(MyDatabaseId);
-	return wrap("TableDescription", describe(t, "UPDATING", false));
+	/* the response shows the throughput in force until the change completes */
+	return wrap("TableDescription", describe_as(t, "UPDATING", false, throughput_change ? &change : NULL));
 }
