@@ -63,6 +63,7 @@ SELECT cap('Query', '{"TableName":"ord","IndexName":"gKeys","KeyConditionExpress
 -- gAll entries 14 + 4 + 1500 = 1518 bytes x 3 = 4554: 2 -> 1 eventually consistent
 SELECT cap('Query', '{"TableName":"ord","IndexName":"gAll","KeyConditionExpression":"#s = :q","ExpressionAttributeNames":{"#s":"status"},"ExpressionAttributeValues":{":q":{"S":"q"}},"ReturnConsumedCapacity":"INDEXES"}');
 SELECT cap('Scan', '{"TableName":"ord","IndexName":"gAll","ReturnConsumedCapacity":"TOTAL"}');
+SELECT cap('Scan', '{"TableName":"ord","IndexName":"gKeys","ReturnConsumedCapacity":"INDEXES"}');
 
 -- ---- LSIs: KEYS_ONLY on date, INCLUDE [views] on title
 SELECT dynindex.api('CreateTable', '{"TableName":"thr","BillingMode":"PAY_PER_REQUEST",

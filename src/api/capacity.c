@@ -16,7 +16,8 @@
  *   for a change of a projected non-key attribute just like a GSI).  An index
  *   with nothing charged is absent from the INDEXES maps.
  * - Shape: TOTAL {TableName, CapacityUnits}; INDEXES adds Table {CapacityUnits}
- *   and LocalSecondaryIndexes / GlobalSecondaryIndexes {name: {CapacityUnits}}.
+ *   and LocalSecondaryIndexes / GlobalSecondaryIndexes {name: {CapacityUnits}}
+ *   (a Query/Scan of an index shows Table even at 0.0).
  *   The aggregate is table + indexes.  Read/WriteCapacityUnits appear only for
  *   transactions (rw_units).  Units print with one decimal, as DynamoDB does.
  */

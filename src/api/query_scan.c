@@ -669,7 +669,9 @@ push_last_key(JsonbParseState **st, ReadSpec *rs, Jsonb *item)
 /*
  * Push ConsumedCapacity (capacity.c): a table read charges the table; an
  * index read charges the index (entry sizes) and, for LSI fetches, the table
- * (whole base items, each rounded).
+ * (whole base items, each rounded).  On an index read INDEXES always shows
+ * the table's share, "Table": {"CapacityUnits": 0.0} when nothing was
+ * fetched from it, as DynamoDB does.
  */
 static void
 push_capacity(JsonbParseState **st, ReadSpec *rs, double table_units, double index_units)
@@ -683,8 +685,7 @@ push_capacity(JsonbParseState **st, ReadSpec *rs, double table_units, double ind
 		DynCapacityAddTable(&c, table_units + index_units);
 	else
 	{
-		if (table_units > 0)
-			DynCapacityAddTable(&c, table_units);
+		DynCapacityAddTable(&c, table_units);
 		DynCapacityAddIndex(&c, (int) (rs->idx - rs->t->indexes), index_units);
 	}
 	DynCapacityPush(st, &c);
