@@ -75,6 +75,10 @@ SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:0
 SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "TagKeys": ["a"]}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing"}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/stream/2024-01-01T00:00:00.000"}');
+-- another account's table: denied (before its region or name is looked at)
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-west-2:111122223333:table/tagged", "Tags": [{"Key": "a", "Value": "b"}]}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged/index/gsi", "TagKeys": ["a"]}');
 -- UntagResource: removing absent keys is fine; key checks; at most 50 keys
 SELECT ut('["env", "non-existent", "zzz2"]');
 SELECT lt();

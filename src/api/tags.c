@@ -163,7 +163,8 @@ check_arn_start(const char *arn)
 
 /*
  * The table an ARN names (after check_arn_start), or a ValidationException:
- * only this endpoint's table ARNs (DescribeTable's TableArn) are accepted.
+ * only this endpoint's table ARNs (DescribeTable's TableArn) are accepted;
+ * another account's ARN is AccessDeniedException.
  */
 static char *
 arn_table_name(const char *arn)
@@ -179,6 +180,17 @@ arn_table_name(const char *arn)
 	service = strchr(arn + 4, ':');	/* after the partition */
 	if (colons >= 5 && service && strncmp(service + 1, "dynamodb:", 9) != 0)
 		DynValidationError("One or more parameter values were invalid: Provided Arn is not a DynamoDB resource arn: %s", arn);
+	/* another account's table: denied before anything else is told about it */
+	if (colons >= 5 && service && strncmp(service + 1, "dynamodb:", 9) == 0)
+	{
+		const char *region = service + 10;
+		const char *account = strchr(region, ':');
+		const char *end = account ? strchr(account + 1, ':') : NULL;
+
+		if (end && ((size_t) (end - account - 1) != strlen(dynindex_account_id) ||
+					strncmp(account + 1, dynindex_account_id, end - account - 1) != 0))
+			DynCatalogAccessDenied(arn);
+	}
 	if (strncmp(arn, prefix, strlen(prefix)) == 0)
 	{
 		const char *name = arn + strlen(prefix);
@@ -206,7 +218,7 @@ existing_table(const char *arn, const char *name)
 	Datum		args[1];
 
 	if (DynCatalogGetTable(name) == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found", arn);
+		DynCatalogAccessDenied(arn);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT pg_advisory_xact_lock(4475214, hashtext($1))",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -361,7 +373,7 @@ DynListTagsOfResource(Jsonb *req)
 	check_arn_start(arn);
 	name = arn_table_name(arn);
 	if (DynCatalogGetTable(name) == NULL)
-		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found", arn);
+		DynCatalogAccessDenied(arn);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT tag_key, tag_value FROM dynindex.tags WHERE table_name = $1 "
 							  "ORDER BY tag_key COLLATE \"C\"",

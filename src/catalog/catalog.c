@@ -560,6 +560,22 @@ remember_arn(const char *table_name, const char *arn)
 }
 
 /*
+ * AccessDeniedException for a resource the caller may not reach: another
+ * account's table (no resource-based policy can allow it here), or, for the
+ * tagging operations, a table that does not exist.
+ */
+void
+DynCatalogAccessDenied(const char *resource)
+{
+	const char *op = DynRequestOperation ? DynRequestOperation : "DescribeTable";
+
+	DynError(DYN_ERR_ACCESS_DENIED,
+			 "User: arn:aws:iam::%s:root is not authorized to perform: dynamodb:%s on resource: %s "
+			 "because no resource-based policy allows the dynamodb:%s action",
+			 dynindex_account_id, op, resource, op);
+}
+
+/*
  * The table name a TableName member names: the name itself, or the table of
  * a table ARN "arn:aws:dynamodb:<region>:<account>:table/<name>", which
  * DynamoDB accepts wherever an existing table is named.  An ARN of another
@@ -575,7 +591,6 @@ DynCatalogTableName(const char *name)
 	char	   *copy;
 	char	   *p;
 	int			n = 0;
-	const char *op = DynRequestOperation ? DynRequestOperation : "DescribeTable";
 
 	if (name == NULL || strncmp(name, "arn:", 4) != 0)
 		return (char *) name;
@@ -600,10 +615,7 @@ DynCatalogTableName(const char *name)
 		parts[5][6] == '\0' || strchr(parts[5] + 6, '/') != NULL)
 		DynValidationError("1 validation error detected: Invalid resource type in '%s'", name);
 	if (strcmp(parts[4], dynindex_account_id) != 0)
-		DynError(DYN_ERR_ACCESS_DENIED,
-				 "User: arn:aws:iam::%s:root is not authorized to perform: dynamodb:%s on resource: %s "
-				 "because no resource-based policy allows the dynamodb:%s action",
-				 dynindex_account_id, op, name, op);
+		DynCatalogAccessDenied(name);
 	if (strcmp(parts[3], dynindex_region) != 0)
 		DynValidationError("1 validation error detected: Invalid AWS region in '%s'", name);
 	remember_arn(parts[5] + 6, name);

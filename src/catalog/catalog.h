@@ -122,6 +122,8 @@ extern char *DynCatalogTableName(const char *name);
 /* The name (or ARN) by which the current request named a table; reset per request. */
 extern const char *DynCatalogRequestName(const char *table_name);
 extern void DynCatalogRequestReset(void);
+/* AccessDeniedException naming the operation being served and the resource. */
+extern void DynCatalogAccessDenied(const char *resource) pg_attribute_noreturn();
 /* ARN of a table: DynArnPrefix() + "table/<name>". */
 extern char *DynTableArn(const char *table_name);
 /* "arn:aws:dynamodb:<region>:<account>:" (GUCs dynindex.region, dynindex.account_id). */

@@ -177,7 +177,7 @@ test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies o
     assert.equal(await res.text(), '');
   }
   await rejectsWith(() => ddb.send(new TagResourceCommand({ ResourceArn: arn.replace(T, `${T}_nope`), Tags: [{ Key: 'k', Value: 'v' }] })),
-    'ResourceNotFoundException');
+    'AccessDeniedException');
 });
 
 test('DescribeEndpoints names the gateway itself', async () => {
