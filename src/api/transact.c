@@ -7,14 +7,18 @@
  * back with the statement.  As DynamoDB does, requests are checked in three
  * steps:
  *   1. the whole request (shape, expressions, names and values, tables,
- *      two actions on one item): a failure is a ValidationException for the
- *      whole request;
- *   2. each action's data (key types, sizes, index key types), in order: the
- *      first failure cancels the transaction with reason ValidationError and
- *      the remaining actions report None;
+ *      empty key values, two actions on one item): a failure is a
+ *      ValidationException for the whole request;
+ *   2. each action's data (key types and shapes, sizes, index key types), in
+ *      order: the first failure cancels the transaction with reason
+ *      ValidationError and the remaining actions report None;
  *   3. each action's condition, against the current item read with a row
  *      lock: every action is evaluated (no short circuit), and any false
- *      condition cancels with ConditionalCheckFailed.
+ *      condition cancels with ConditionalCheckFailed; an Update's new item
+ *      whose index key has the wrong type is a ValidationError reason (one
+ *      made empty, a ValidationException).
+ * TransactGetItems: a Key not matching the schema is a ValidationError reason
+ * at its position, an empty key value a ValidationException.
  * Then the writes are made.  A condition that no longer holds at write time
  * (a concurrent writer created the item after step 3) cancels with
  * TransactionConflict.  Reads and writes cost twice the units.
@@ -145,6 +149,7 @@ typedef struct TxAction
 	DynKey		key;
 	TxReason	reason;
 	char	   *message;		/* ValidationError: its message */
+	char	   *fatal;			/* a whole-request ValidationException found in step 3 */
 	DynValue   *old;			/* ConditionalCheckFailed with ALL_OLD: the item */
 	struct TxAction *all;		/* every action of the request (for cancelling) */
 	int			nall;
@@ -176,6 +181,66 @@ parse_action(TxAction *a)
 	a->t = DynItemsGetTable(RqGetString(s, "TableName"));
 }
 
+/* An empty S or B value (the one kind of key value refused up front). */
+static bool
+empty_key_value(const DynValue *v)
+{
+	return v && (v->type == DYN_S || v->type == DYN_B) && v->u.str.len == 0;
+}
+
+/* Refuse an empty key value of a Key parameter (step 1, a whole-request error). */
+static void
+check_empty_key(DynTable *t, DynValue *key)
+{
+	const DynKeyAttr *attrs[2] = {&t->hash, t->has_range ? &t->range : NULL};
+	int			i;
+
+	for (i = 0; i < 2 && attrs[i]; i++)
+	{
+		DynValue   *v = DynMapGetStr(key, attrs[i]->name);
+
+		if (empty_key_value(v))
+			DynValidationError("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+							   v->type == DYN_S ? "string" : "binary", attrs[i]->name);
+	}
+}
+
+/*
+ * Refuse empty key values up front (step 1): DynamoDB's input validation
+ * rejects an empty string or binary in a table or index key of a Put item or
+ * in a Key with a ValidationException for the whole request, where a key of
+ * the wrong type is found later, per action (step 2, a ValidationError
+ * cancellation reason).
+ */
+static void
+check_empty_keys(TxAction *a)
+{
+	JsonbContainer *s = a->spec->val.binary.data;
+	int			i;
+	int			j;
+
+	if (a->kind != TX_PUT)
+	{
+		check_empty_key(a->t, RqParseItem(RqGet(s, "Key")));
+		return;
+	}
+	check_empty_key(a->t, a->item);
+	for (i = 0; i < a->t->nindexes; i++)
+	{
+		DynIndex   *idx = &a->t->indexes[i];
+
+		for (j = 0; j < idx->nhash + idx->nrange; j++)
+		{
+			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
+			DynValue   *v = DynMapGetStr(a->item, ka->name);
+
+			if (empty_key_value(v))
+				DynValidationError("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+								   v->type == DYN_S ? "string" : "binary", idx->name, ka->name);
+		}
+	}
+}
+
 /* Check one action's data against its table (step 2); raises ValidationException. */
 static void
 validate_action(TxAction *a)
@@ -198,17 +263,51 @@ validate_action(TxAction *a)
 	}
 }
 
-/* Run validate_action, turning a ValidationException into a reason. */
+/*
+ * The new item of an Update, checked against the indexes (step 3): an index
+ * key made empty is a ValidationException for the whole request, one of the
+ * wrong type a ValidationError reason (raised here, caught by the caller).
+ */
+static void
+validate_update_result(TxAction *a, const DynValue *current)
+{
+	DynValue   *newitem = DynItemsApplyUpdate(a->t, a->update, current, &a->key);
+	int			i;
+	int			j;
+
+	if (DynItemSize(newitem) > DYN_MAX_ITEM_SIZE)
+		DynValidationError("Item size to update has exceeded the maximum allowed size");
+	if (a->t->nindexes == 0)
+		return;
+	for (i = 0; i < a->t->nindexes; i++)
+	{
+		DynIndex   *idx = &a->t->indexes[i];
+
+		for (j = 0; j < idx->nhash + idx->nrange; j++)
+		{
+			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
+			DynValue   *v = DynMapGetStr(newitem, ka->name);
+
+			if (empty_key_value(v) && v->type == ka->type)
+				a->fatal = psprintf("One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.",
+									v->type == DYN_S ? "string" : "binary");
+		}
+	}
+	if (a->fatal == NULL)
+		DynIndexesCheckItem(a->t, newitem);
+}
+
+/* Run fn(a, arg), turning a ValidationException into the action's reason. */
 static bool
-validate_action_reason(TxAction *a)
+action_reason(TxAction *a, void (*fn) (TxAction *, const DynValue *), const DynValue *arg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile bool ok = true;
 
-	/* validate_action only computes: it holds no resources to release */
+	/* fn only computes: it holds no resources to release */
 	PG_TRY();
 	{
-		validate_action(a);
+		fn(a, arg);
 	}
 	PG_CATCH();
 	{
@@ -226,6 +325,20 @@ validate_action_reason(TxAction *a)
 	}
 	PG_END_TRY();
 	return ok;
+}
+
+/* validate_action with action_reason's signature. */
+static void
+validate_action_fn(TxAction *a, const DynValue *unused)
+{
+	validate_action(a);
+}
+
+/* Run validate_action, turning a ValidationException into a reason. */
+static bool
+validate_action_reason(TxAction *a)
+{
+	return action_reason(a, validate_action_fn, NULL);
 }
 
 /* Do two actions name the same item? */
@@ -460,6 +573,8 @@ DynTransactWriteItems(Jsonb *req)
 	}
 	for (i = 0; i < n; i++)
 		parse_action(&actions[i]);
+	for (i = 0; i < n; i++)
+		check_empty_keys(&actions[i]);
 
 	token = RqGetString(r, "ClientRequestToken");
 	if (token && check_token(req, token))
@@ -489,6 +604,10 @@ DynTransactWriteItems(Jsonb *req)
 			a->old = current;
 			failed = true;
 		}
+		else if (a->kind == TX_UPDATE && !action_reason(a, validate_update_result, current))
+			failed = true;
+		if (a->fatal)
+			DynValidationError("%s", a->fatal);
 	}
 	if (failed)
 		cancel(actions, n);
@@ -521,6 +640,13 @@ DynTransactWriteItems(Jsonb *req)
 	if (RqStringIs(r, "ReturnItemCollectionMetrics", "SIZE"))
 		push_collection_metrics(&st, actions, n);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* The key of a TransactGetItems action (with action_reason's signature). */
+static void
+parse_get_key(TxAction *a, const DynValue *unused)
+{
+	DynItemsParseKey(a->t, RqGetJv(a->spec, "Key"), &a->key);
 }
 
 /* TransactGetItems */
@@ -556,10 +682,30 @@ DynTransactGetItems(Jsonb *req)
 	for (i = 0; i < n; i++)
 	{
 		JsonbValue *get = RqGetJv(&elems[i], "Get");
-		int			j;
 
 		tables[i] = DynItemsGetTable(RqGetString(get->val.binary.data, "TableName"));
-		DynItemsParseKey(tables[i], RqGetJv(get, "Key"), &keys[i]);
+	}
+	/* empty key values: the whole request; a key not matching the schema: that action's reason */
+	for (i = 0; i < n; i++)
+		check_empty_key(tables[i], RqParseItem(RqGetJv(RqGetJv(&elems[i], "Get"), "Key")));
+	{
+		TxAction   *gets = palloc0(sizeof(TxAction) * n);
+		bool		failed = false;
+
+		for (i = 0; i < n && !failed; i++)
+		{
+			gets[i].t = tables[i];
+			gets[i].spec = RqGetJv(&elems[i], "Get");
+			failed = !action_reason(&gets[i], parse_get_key, NULL);
+			keys[i] = gets[i].key;
+		}
+		if (failed)
+			cancel(gets, n);
+	}
+	for (i = 0; i < n; i++)
+	{
+		int			j;
+
 		for (j = 0; j < i; j++)
 			if (tables[i] == tables[j] && DynKeyEquals(&keys[i], &keys[j]))
 				DynValidationError("Transaction request cannot include multiple operations on one item");
