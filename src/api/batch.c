@@ -141,6 +141,7 @@ DynBatchGetItem(Jsonb *req)
 		for (j = 0; j < nkeys[i]; j++)
 			DynItemsParseKey(tables[i], &kl[j], &keys[i][j]);
 		check_duplicate_keys(keys[i], nkeys[i]);
+		DynItemsCheckKeyPaths(tables[i], projections[i]);
 	}
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);

@@ -13,6 +13,7 @@
 #include "api/items.h"
 #include "common/errors.h"
 #include "expr/expr.h"
+#include "expr/expr_ast.h"
 #include "indexes/indexes.h"
 
 /* ---------------------------------------------------------------- schemas */
@@ -344,6 +345,56 @@ DynItemsParseProjection(JsonbContainer *r)
 	return result;
 }
 
+/* Is name (len bytes) a key attribute of t (1), of one of its indexes (2), or neither (0)? */
+static int
+key_role(DynTable *t, const char *name, int len)
+{
+	int			i;
+	int			j;
+
+	if (((int) strlen(t->hash.name) == len && memcmp(t->hash.name, name, len) == 0) ||
+		(t->has_range && (int) strlen(t->range.name) == len && memcmp(t->range.name, name, len) == 0))
+		return 1;
+	for (i = 0; i < t->nindexes; i++)
+	{
+		DynIndex   *idx = &t->indexes[i];
+
+		for (j = 0; j < idx->nhash + idx->nrange; j++)
+		{
+			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
+
+			if ((int) strlen(ka->name) == len && memcmp(ka->name, name, len) == 0)
+				return 2;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Key attributes are scalars: a projection or filter path into one (pk.a,
+ * pk[0]) is refused, naming the table key ("Key: pk") or an index key
+ * attribute ("IndexKey: g"), as DynamoDB does.
+ */
+void
+DynItemsCheckKeyPaths(DynTable *t, DynExpr *e)
+{
+	int			i;
+
+	if (e == NULL)
+		return;
+	check_stack_depth();
+	if (e->kind == DYN_EXPR_PATH && e->npath > 1 && !e->path[0].is_index)
+	{
+		int			role = key_role(t, e->path[0].name, e->path[0].namelen);
+
+		if (role != 0)
+			DynValidationError("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: %s: %.*s",
+							   role == 1 ? "Key" : "IndexKey", e->path[0].namelen, e->path[0].name);
+	}
+	for (i = 0; i < e->nargs; i++)
+		DynItemsCheckKeyPaths(t, e->args[i]);
+}
+
 /* GetItem */
 Jsonb *
 DynGetItem(Jsonb *req)
@@ -362,6 +413,7 @@ DynGetItem(Jsonb *req)
 	proj = DynItemsParseProjection(r);
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
+	DynItemsCheckKeyPaths(t, proj);
 	consistent = RqGetBool(r, "ConsistentRead", false);
 
 	found = DynStorageGet(t, &key, false, &stored);

@@ -21,6 +21,8 @@ extern void DynItemsParseKey(DynTable *t, JsonbValue *keyjv, DynKey *key);
 
 /* ProjectionExpression / AttributesToGet of a read; NULL for all attributes. */
 extern DynExpr *DynItemsParseProjection(JsonbContainer *r);
+/* Refuse a nested path into a key or index key attribute ("Key attributes must be scalars; ..."). */
+extern void DynItemsCheckKeyPaths(DynTable *t, DynExpr *e);
 
 /* update_item.c: a new item holding only the key; reject updates of key attributes */
 extern DynValue *DynItemsKeyOnlyItem(DynTable *t, const DynKey *key);

@@ -916,6 +916,28 @@ parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
 	return keycond;
 }
 
+/* Scan's Segment and TotalSegments: each requires the other, Segment < TotalSegments. */
+static void
+scan_segments(ReadSpec *rs, JsonbContainer *r)
+{
+	bool		has_seg = RqGet(r, "Segment") != NULL;
+	bool		has_total = RqGet(r, "TotalSegments") != NULL;
+
+	if (has_seg && !has_total)
+		DynValidationError("The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
+	if (!has_total)
+		return;
+	rs->total_segments = (int) RqGetInt(r, "TotalSegments", 1);
+	if (!has_seg)
+		DynValidationError("The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
+	rs->segment = (int) RqGetInt(r, "Segment", 0);
+	if (rs->segment >= rs->total_segments)
+		DynValidationError("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d",
+						   rs->segment, rs->total_segments);
+	if (rs->total_segments == 1)
+		rs->total_segments = 0;
+}
+
 /* Common start of Query and Scan: validation, table, index, select. */
 static DynExpr *
 begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
@@ -934,6 +956,8 @@ begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
 	rs->consistent = RqGetBool(r, "ConsistentRead", false);
 	rs->limit = RqGetInt(r, "Limit", 0);
 	rs->cap = DynCapacityModeOf(r);
+	if (!is_query)
+		scan_segments(rs, r);	/* request semantics come before the table's existence */
 	rs->t = DynItemsGetTable(RqGetString(r, "TableName"));
 	resolve_index(rs, r);
 	DynKeySchemaOf(rs->t, rs->idx, &rs->ks);
@@ -991,6 +1015,8 @@ DynQuery(Jsonb *req)
 		check_filter_keys(&rs, "QueryFilter");
 	else if (rs.filter && partiql_read == NULL)
 		check_filter_keys(&rs, "Filter Expression");
+	DynItemsCheckKeyPaths(rs.t, rs.proj);
+	DynItemsCheckKeyPaths(rs.t, rs.filter);
 	check_gsi_select(&rs, r);
 	rs.fetch_base = needs_base_items(&rs);
 	return read_page(&rs);
@@ -1028,25 +1054,11 @@ DynScan(Jsonb *req)
 	JsonbContainer *r = &req->root;
 	ReadSpec	rs;
 	JsonbValue *esk = RqGet(r, "ExclusiveStartKey");
-	bool		has_seg = RqGet(r, "Segment") != NULL;
-	bool		has_total = RqGet(r, "TotalSegments") != NULL;
 
 	(void) begin_read(&rs, req, false);
 	rs.forward = true;
-	if (has_seg && !has_total)
-		DynValidationError("The TotalSegments parameter is required but was not present in the request when Segment parameter is present");
-	if (has_total)
-	{
-		rs.total_segments = (int) RqGetInt(r, "TotalSegments", 1);
-		if (!has_seg)
-			DynValidationError("The Segment parameter is required but was not present in the request when parameter TotalSegments is present");
-		rs.segment = (int) RqGetInt(r, "Segment", 0);
-		if (rs.segment >= rs.total_segments)
-			DynValidationError("The Segment parameter is zero-based and must be less than parameter TotalSegments: Segment: %d is not less than TotalSegments: %d",
-							   rs.segment, rs.total_segments);
-		if (rs.total_segments == 1)
-			rs.total_segments = 0;
-	}
+	DynItemsCheckKeyPaths(rs.t, rs.proj);
+	DynItemsCheckKeyPaths(rs.t, rs.filter);
 	check_gsi_select(&rs, r);
 	if (esk)
 	{

@@ -157,7 +157,7 @@ typedef struct TxAction
 
 static const char *const kind_names[] = {"ConditionCheck", "Put", "Delete", "Update"};
 
-/* Parse one action's expressions, items and key (whole-request errors). */
+/* Parse one action's expressions, items and key (whole-request errors; the table comes later). */
 static void
 parse_action(TxAction *a)
 {
@@ -178,7 +178,6 @@ parse_action(TxAction *a)
 		a->item = RqParseItem(RqGet(s, "Item"));
 	else
 		RqParseItem(RqGet(s, "Key"));
-	a->t = DynItemsGetTable(RqGetString(s, "TableName"));
 }
 
 /* An empty S or B value (the one kind of key value refused up front). */
@@ -573,6 +572,9 @@ DynTransactWriteItems(Jsonb *req)
 	}
 	for (i = 0; i < n; i++)
 		parse_action(&actions[i]);
+	/* every action's expressions before any table's existence */
+	for (i = 0; i < n; i++)
+		actions[i].t = DynItemsGetTable(RqGetString(actions[i].spec->val.binary.data, "TableName"));
 	for (i = 0; i < n; i++)
 		check_empty_keys(&actions[i]);
 
@@ -709,6 +711,7 @@ DynTransactGetItems(Jsonb *req)
 		for (j = 0; j < i; j++)
 			if (tables[i] == tables[j] && DynKeyEquals(&keys[i], &keys[j]))
 				DynValidationError("Transaction request cannot include multiple operations on one item");
+		DynItemsCheckKeyPaths(tables[i], projections[i]);
 	}
 
 	/* one snapshot for every read: the reads see one consistent state */

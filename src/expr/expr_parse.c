@@ -660,12 +660,32 @@ add_action(DynExpr *u, int *cap, DynUpdateOp op, DynExpr *path, DynExpr *value, 
 	a->clause = clause;
 }
 
-/* set := path '=' operand (('+' | '-') operand)? */
+/*
+ * set := path '=' value
+ * value := operand (('+' | '-') operand)? | '(' value ')'
+ * A parenthesised arithmetic value, SET c = (c - :v), is accepted as DynamoDB
+ * accepts it; it cannot be an operand of another + or -.
+ */
 static DynExpr *
 parse_set_value(Parser *p)
 {
-	DynExpr    *a = parse_operand(p);
-	Token	   *t = peek(p);
+	DynExpr    *a;
+	Token	   *t;
+
+	check_stack_depth();
+	if (peek(p)->type == T_LPAREN)
+	{
+		Token	   *open = &p->toks[p->pos++];
+		DynExpr    *inner = parse_set_value(p);
+		Token	   *close = expect(p, T_RPAREN);
+
+		a = wrap_parens(p, inner, open, close);
+		if (inner->kind == DYN_EXPR_ARITH)
+			return a;
+	}
+	else
+		a = parse_operand(p);
+	t = peek(p);
 
 	if (t->type == T_PLUS || t->type == T_MINUS)
 	{

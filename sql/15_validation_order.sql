@@ -1,0 +1,101 @@
+-- DynamoDB validates a request in a fixed order: member types
+-- (SerializationException), member constraints ("N validation errors
+-- detected"), request semantics (expressions, names, values, parameter
+-- rules), resources (table, index), then keys and items against the schema.
+-- Each request below has two problems; the first in that order wins.
+SELECT dynindex.api('CreateTable', '{"TableName": "vo_t", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"},
+                           {"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "gsi1", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "ALL"}}]}') IS NOT NULL AS created;
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "g": {"S": "x"},
+  "m": {"M": {"x": {"N": "1"}}}, "b": {"N": "1"}, "c": {"L": [{"N": "10"}, {"N": "20"}]}}}');
+
+-- 1. member types before constraints
+SELECT dynindex.api('PutItem', '{"TableName": "", "Item": {"pk": {"S": "a"}}, "ReturnValues": 5}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "Limit": "0"}');
+-- 2. constraints before request semantics and resources
+SELECT dynindex.api('PutItem', '{"TableName": "nothere", "Item": {"pk": {"S": "a"}}, "ReturnValues": "BAD", "ConditionExpression": "a ="}');
+SELECT dynindex.api('Query', '{"TableName": "nothere", "KeyConditionExpression": "pk = ", "Limit": 0}');
+SELECT dynindex.api('Scan', '{"TableName": "nothere", "Limit": 0, "Select": "BAD", "Segment": 1}');
+SELECT dynindex.api('BatchGetItem', jsonb_build_object('RequestItems', jsonb_build_object('nothere', jsonb_build_object('Keys',
+  (SELECT jsonb_agg(jsonb_build_object('pk', jsonb_build_object('S', 'k' || i))) FROM generate_series(1, 101) i)))));
+SELECT dynindex.api('UpdateTimeToLive', '{"TableName": "nothere", "TimeToLiveSpecification": {"Enabled": true, "AttributeName": ""}}');
+-- 3. request semantics before resources
+SELECT dynindex.api('PutItem', '{"TableName": "nothere", "Item": {"pk": {"S": "a"}}, "ConditionExpression": "a ="}');
+SELECT dynindex.api('PutItem', '{"TableName": "nothere", "Item": {"pk": {"S": "a"}, "s": {"SS": []}}}');
+SELECT dynindex.api('GetItem', '{"TableName": "nothere", "Key": {"pk": {"S": "a"}}, "ProjectionExpression": "a, a"}');
+SELECT dynindex.api('GetItem', '{"TableName": "nothere", "Key": {"pk": {"S": "a"}}, "ExpressionAttributeNames": {"#a": "a"}}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "nothere", "Key": {"pk": {"S": "a"}}, "UpdateExpression": "SET a = :v"}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "nothere", "Key": {"pk": {"S": "a"}}, "ConditionExpression": "attribute_exists(a) AND"}');
+SELECT dynindex.api('Query', '{"TableName": "nothere", "KeyConditionExpression": "pk = :p"}');
+SELECT dynindex.api('Query', '{"TableName": "nothere", "Select": "ALL_PROJECTED_ATTRIBUTES", "KeyConditionExpression": "pk = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('Scan', '{"TableName": "nothere", "Segment": 1}');
+SELECT dynindex.api('Scan', '{"TableName": "nothere", "Segment": 3, "TotalSegments": 3}');
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"nothere": {"Keys": [{"pk": {"S": "a"}}], "ProjectionExpression": "a, a"}}}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"nothere": [{"PutRequest": {"Item": {"pk": {"S": "a"}, "s": {"SS": []}}}}]}}');
+-- ... in transactions, every action's expressions come before any table
+SELECT dynindex.api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "nothere", "Item": {"pk": {"S": "a"}}}},
+  {"ConditionCheck": {"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ConditionExpression": "a ="}}]}');
+SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "nothere", "Key": {"pk": {"S": "a"}}}},
+  {"Get": {"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ProjectionExpression": "!!!"}}]}');
+-- ... table operations
+SELECT dynindex.api('UpdateTable', '{"TableName": "nothere"}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "nothere", "BillingMode": "PROVISIONED"}');
+SELECT dynindex.api('CreateTable', '{"TableName": "vo_t", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "RANGE"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
+-- 4. resources before keys and items
+SELECT dynindex.api('GetItem', '{"TableName": "nothere", "Key": {"zz": {"N": "1"}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "IndexName": "nope", "KeyConditionExpression": "zz = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "IndexName": "nope", "ExclusiveStartKey": {"zz": {"N": "1"}}}');
+-- ... but an index's semantics before its existence
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "IndexName": "nope", "KeyConditionExpression": "pk = :p",
+  "FilterExpression": "a =", "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+-- 5. keys against the schema, after everything else
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"N": "1"}}, "UpdateExpression": "SET a = :v"}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"N": "1"}}, "UpdateExpression": "SET a = :v",
+  "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "zz = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":q": {"S": "b"}}}');
+
+-- Update arithmetic: parenthesised operands and a parenthesised value are accepted
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET a1 = (b) + (c[1]), a2 = (b - :one), a3 = (if_not_exists(z, :one)) - b, a4 = (c[0] + :one)",
+  "ExpressionAttributeValues": {":one": {"N": "1"}}, "ReturnValues": "UPDATED_NEW"}');
+-- ... but not two pairs, and not a parenthesised sum as an operand of another
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET a1 = ((b - :one))", "ExpressionAttributeValues": {":one": {"N": "1"}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET a1 = (b - :one) + :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET a1 = (b - :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}');
+
+-- Key attributes are scalars: nested paths into a table key or an index key
+-- attribute in projections and filters
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ProjectionExpression": "pk.x"}');
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ProjectionExpression": "#s[0]",
+  "ExpressionAttributeNames": {"#s": "sk"}}');
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ProjectionExpression": "m.x, g.y"}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "FilterExpression": "pk.x = :v", "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "FilterExpression": "attribute_exists(g[1])"}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "pk = :p", "FilterExpression": "g.y = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "pk = :p", "ProjectionExpression": "b, sk.z",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"vo_t": {"Keys": [{"pk": {"S": "a"}, "sk": {"S": "1"}}], "ProjectionExpression": "g[0]"}}}');
+SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "ProjectionExpression": "pk.q"}}]}');
+-- ... a key attribute itself, and nested paths of other attributes, are fine
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ProjectionExpression": "pk, g, m.x, c[1]"}');
+-- ... in a Query filter the primary key's own rule comes first; key conditions have theirs
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "pk = :p", "FilterExpression": "sk.x = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "pk = :p AND sk.x = :p",
+  "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+-- ... an update of a nested path of a table key is an update of the key
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET #p.x = :v", "ExpressionAttributeNames": {"#p": "pk"}, "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT dynindex.api('DeleteTable', '{"TableName": "vo_t"}')->'TableDescription'->>'TableStatus' AS deleted;
