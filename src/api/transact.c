@@ -274,6 +274,8 @@ validate_update_result(TxAction *a, const DynValue *current)
 	int			i;
 	int			j;
 
+	if (newitem == NULL)
+		return;					/* an update that only removes, of a missing item */
 	if (DynItemSize(newitem) > DYN_MAX_ITEM_SIZE)
 		DynValidationError("Item size to update has exceeded the maximum allowed size");
 	if (a->t->nindexes == 0)
