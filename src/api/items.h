@@ -29,6 +29,8 @@ extern DynValue *DynItemsKeyOnlyItem(DynTable *t, const DynKey *key);
 extern DynValue *DynItemsApplyUpdate(DynTable *t, DynExpr *update, const DynValue *old,
 									 const DynKey *key);
 extern void DynItemsCheckUpdateKeys(DynTable *t, DynExpr *update);
+/* DynamoDB's message for an update that makes an index key empty, or NULL. */
+extern const char *DynItemsUpdatedIndexKeyProblem(DynTable *t, const DynValue *item);
 
 /* Raise ConditionalCheckFailedException (with the old item if asked for). */
 extern void DynItemsConditionFailed(const DynValue *old, bool return_old);

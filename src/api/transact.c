@@ -271,8 +271,6 @@ static void
 validate_update_result(TxAction *a, const DynValue *current)
 {
 	DynValue   *newitem = DynItemsApplyUpdate(a->t, a->update, current, &a->key);
-	int			i;
-	int			j;
 
 	if (newitem == NULL)
 		return;					/* an update that only removes, of a missing item */
@@ -280,20 +278,8 @@ validate_update_result(TxAction *a, const DynValue *current)
 		DynValidationError("Item size to update has exceeded the maximum allowed size");
 	if (a->t->nindexes == 0)
 		return;
-	for (i = 0; i < a->t->nindexes; i++)
-	{
-		DynIndex   *idx = &a->t->indexes[i];
-
-		for (j = 0; j < idx->nhash + idx->nrange; j++)
-		{
-			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
-			DynValue   *v = DynMapGetStr(newitem, ka->name);
-
-			if (empty_key_value(v) && v->type == ka->type)
-				a->fatal = psprintf("One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.",
-									v->type == DYN_S ? "string" : "binary");
-		}
-	}
+	/* found here, raised by the caller: not a reason but the whole request's error */
+	a->fatal = (char *) DynItemsUpdatedIndexKeyProblem(a->t, newitem);
 	if (a->fatal == NULL)
 		DynIndexesCheckItem(a->t, newitem);
 }

@@ -97,15 +97,51 @@ DynItemsApplyUpdate(DynTable *t, DynExpr *update, const DynValue *old, const Dyn
 	return DynApplyUpdate(update, old ? old : DynItemsKeyOnlyItem(t, key));
 }
 
+/*
+ * DynamoDB's message when an update makes a secondary index key attribute an
+ * empty string or binary (of the index key's type), or NULL: unlike a Put
+ * ("A value specified for a secondary index key is not supported ..."), an
+ * update is told that the update expression did it.
+ */
+const char *
+DynItemsUpdatedIndexKeyProblem(DynTable *t, const DynValue *item)
+{
+	int			i;
+	int			j;
+
+	if (item == NULL)
+		return NULL;
+	for (i = 0; i < t->nindexes; i++)
+	{
+		DynIndex   *idx = &t->indexes[i];
+
+		for (j = 0; j < idx->nhash + idx->nrange; j++)
+		{
+			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
+			DynValue   *v = DynMapGetStr((DynValue *) item, ka->name);
+
+			if (v && v->type == ka->type && (v->type == DYN_S || v->type == DYN_B) && v->u.str.len == 0)
+				return psprintf("One or more parameter values are not valid. The update expression attempted to update a secondary index key to a value that is not supported. The AttributeValue for a key attribute cannot contain an empty %s value.",
+								v->type == DYN_S ? "string" : "binary");
+		}
+	}
+	return NULL;
+}
+
 /* UpdateItem's mutation: check the condition, apply the update. */
 static DynValue *
 update_mutator(DynTable *t, const DynValue *old, void *arg)
 {
 	UpdateArgs *ua = (UpdateArgs *) arg;
+	DynValue   *new;
+	const char *problem;
 
 	if (ua->cond && !DynEvalCondition(ua->cond, old))
 		DynItemsConditionFailed(old, ua->return_old_on_failure);
-	return DynItemsApplyUpdate(t, ua->update, old, ua->key);
+	new = DynItemsApplyUpdate(t, ua->update, old, ua->key);
+	if ((problem = DynItemsUpdatedIndexKeyProblem(t, new)) != NULL)
+		DynValidationError("%s", problem);
+	return new;
 }
 
 /* Reject updates of key attributes. */

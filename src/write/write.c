@@ -39,7 +39,7 @@ key_piece(DynValue *keymap, const DynKeyAttr *ka, bool is_hash)
 	if (v == NULL || v->type != ka->type)
 		DynValidationError("The provided key element does not match the schema");
 	if (v->type != DYN_N && v->u.str.len == 0)
-		DynValidationError("One or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
+		DynValidationError("One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty %s value. Key: %s",
 						   v->type == DYN_S ? "string" : "binary", ka->name);
 	check_key_size(v, is_hash);
 	return v;
