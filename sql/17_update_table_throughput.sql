@@ -26,6 +26,8 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "tp_t", "BillingMode": "PROVIS
 SELECT dynindex.api('UpdateTable', '{"TableName": "tp_t", "BillingMode": "PROVISIONED"}');
 -- nothing to change
 SELECT dynindex.api('UpdateTable', '{"TableName": "tp_t"}');
+-- no table named: the control-plane operations' required-parameter form
+SELECT dynindex.api('UpdateTable', '{"ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}}');
 -- an index's unchanged throughput
 SELECT dynindex.api('UpdateTable', '{"TableName": "tp_t", "GlobalSecondaryIndexUpdates": [{"Update": {"IndexName": "gsi1",
   "ProvisionedThroughput": {"ReadCapacityUnits": 2, "WriteCapacityUnits": 2}}}]}');

@@ -1051,7 +1051,7 @@ static const RqField any_elem = {.type = RQ_ANY};
 
 static const RqField update_table_fields[] = {
 	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem},
-	RQ_TABLE_NAME_OR_ARN,
+	{.name = "TableName",.type = RQ_STRING,.required = true,.tablearn = true},
 	{.name = "BillingMode",.type = RQ_STRING,.enumvals = billing_enum},
 	{.name = "ProvisionedThroughput",.type = RQ_STRUCT,.structname = "ProvisionedThroughput",.fields = throughput_fields},
 	{.name = "GlobalSecondaryIndexUpdates",.type = RQ_LIST,.elem = &gsi_update_elem},
