@@ -47,6 +47,7 @@ SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"S": "z"}}}}, {"PutRequest": {"Item": {"pk": {"S": "z"}, "v": {"N": "1"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"S": "z"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"N": "1"}}}}]}}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"L": [{"S": "x"}]}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}, "x": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"nothere": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"ab": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');

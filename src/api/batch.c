@@ -66,6 +66,26 @@ static const RqField batch_write_fields[] = {
 	{0}
 };
 
+/*
+ * A PutRequest item whose table key has the wrong type (or is not a scalar):
+ * BatchWriteItem answers "The provided key element does not match the
+ * schema", where PutItem names the key and both types.
+ */
+static void
+check_put_key_types(DynTable *t, DynValue *item)
+{
+	const DynKeyAttr *attrs[2] = {&t->hash, t->has_range ? &t->range : NULL};
+	int			i;
+
+	for (i = 0; i < 2 && attrs[i]; i++)
+	{
+		DynValue   *v = DynMapGetStr(item, attrs[i]->name);
+
+		if (v && v->type != attrs[i]->type)
+			DynValidationError("The provided key element does not match the schema");
+	}
+}
+
 /* Reject a key list with the same key twice. */
 static void
 check_duplicate_keys(DynKey *keys, int n)
@@ -331,7 +351,10 @@ DynBatchWriteItem(Jsonb *req)
 		for (j = 0; j < nops[i]; j++)
 		{
 			if (ops[i][j].item)
+			{
+				check_put_key_types(tables[i], ops[i][j].item);
 				DynWriteKeyFromItem(tables[i], ops[i][j].item, &ops[i][j].key);
+			}
 			else
 				DynItemsParseKey(tables[i], RqGetJv(RqGetJv(&reqs[j], "DeleteRequest"), "Key"), &ops[i][j].key);
 			keys[j] = ops[i][j].key;
