@@ -65,6 +65,18 @@ SELECT txr('TransactWriteItems', '{"TransactItems": [{"ConditionCheck": {"TableN
   "ConditionExpression": "attribute_exists(pk)"}}]}');
 SELECT txr('TransactWriteItems', '{"TransactItems": [{"Update": {"TableName": "txr_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
   "UpdateExpression": "SET g = :v", "ExpressionAttributeValues": {":v": {"S": ""}}}}]}');
+-- an attribute keying several indexes: the messages name the alphabetically first index
+SELECT dynindex.api('CreateTable', '{"TableName": "txr_two", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [
+    {"IndexName": "zz_made_first", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "KEYS_ONLY"}},
+    {"IndexName": "aa_made_second", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}]}') IS NOT NULL AS created;
+SELECT txr('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "txr_two", "Item": {"pk": {"S": "a"}, "g": {"N": "1"}}}}]}');
+SELECT txr('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "txr_two", "Item": {"pk": {"S": "a"}, "g": {"S": ""}}}}]}');
+SELECT txr('PutItem', '{"TableName": "txr_two", "Item": {"pk": {"S": "a"}, "g": {"N": "1"}}}');
+SELECT txr('BatchWriteItem', '{"RequestItems": {"txr_two": [{"PutRequest": {"Item": {"pk": {"S": "a"}, "g": {"S": ""}}}}]}}');
+SELECT dynindex.api('DeleteTable', '{"TableName": "txr_two"}')->'TableDescription'->>'TableStatus' AS deleted;
 -- nothing was written by any of them
 SELECT dynindex.api('Scan', '{"TableName": "txr_t"}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "txr_t"}')->'TableDescription'->>'TableStatus' AS deleted;

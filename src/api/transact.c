@@ -215,6 +215,9 @@ static void
 check_empty_keys(TxAction *a)
 {
 	JsonbContainer *s = a->spec->val.binary.data;
+	DynIndex   *first = NULL;
+	const DynKeyAttr *first_attr = NULL;
+	DynValue   *first_value = NULL;
 	int			i;
 	int			j;
 
@@ -233,11 +236,18 @@ check_empty_keys(TxAction *a)
 			const DynKeyAttr *ka = j < idx->nhash ? &idx->hash[j] : &idx->range[j - idx->nhash];
 			DynValue   *v = DynMapGetStr(a->item, ka->name);
 
-			if (empty_key_value(v))
-				DynValidationError("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
-								   v->type == DYN_S ? "string" : "binary", idx->name, ka->name);
+			/* the message names the alphabetically first index the attribute keys */
+			if (empty_key_value(v) && (first == NULL || strcmp(idx->name, first->name) < 0))
+			{
+				first = idx;
+				first_attr = ka;
+				first_value = v;
+			}
 		}
 	}
+	if (first)
+		DynValidationError("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty %s value. IndexName: %s, IndexKey: %s",
+						   first_value->type == DYN_S ? "string" : "binary", first->name, first_attr->name);
 }
 
 /* Check one action's data against its table (step 2); raises ValidationException. */

@@ -31,16 +31,34 @@ check_key_attr(const DynValue *item, const DynKeyAttr *ka, const char *index_nam
 						   ka->name, (int) v->u.str.len, is_range ? INDEX_RANGE_KEY_MAX : INDEX_HASH_KEY_MAX, index_name);
 }
 
-/* Check an item against every index's key attributes. */
+/* qsort comparator: indexes by name. */
+static int
+index_name_cmp(const void *a, const void *b)
+{
+	return strcmp((*(DynIndex *const *) a)->name, (*(DynIndex *const *) b)->name);
+}
+
+/*
+ * Check an item against every index's key attributes, indexes in name order:
+ * when an attribute keys several indexes, DynamoDB's message names the
+ * alphabetically first.
+ */
 void
 DynIndexesCheckItem(DynTable *t, const DynValue *item)
 {
+	DynIndex  **order;
 	int			i;
 	int			j;
 
+	if (t->nindexes == 0)
+		return;
+	order = palloc(sizeof(DynIndex *) * t->nindexes);
+	for (i = 0; i < t->nindexes; i++)
+		order[i] = &t->indexes[i];
+	qsort(order, t->nindexes, sizeof(DynIndex *), index_name_cmp);
 	for (i = 0; i < t->nindexes; i++)
 	{
-		DynIndex   *idx = &t->indexes[i];
+		DynIndex   *idx = order[i];
 
 		for (j = 0; j < idx->nhash; j++)
 			check_key_attr(item, &idx->hash[j], idx->name, false);
