@@ -100,6 +100,39 @@ SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_records', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.streams_stream_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_seq', '');
 
+-- streams, the read side (Streams API, shard maintenance, SQL consumer): src/api/streams.c, src/streams/read.c, maintain.c
+-- Trim point of a stream's bucket: every record with seq <= trimmed_seq is gone.
+CREATE TABLE dynindex.stream_trim (
+  stream_id   bigint NOT NULL,
+  bucket      int NOT NULL,
+  trimmed_seq bigint NOT NULL,
+  PRIMARY KEY (stream_id, bucket)
+);
+SELECT pg_catalog.pg_extension_config_dump('dynindex.stream_trim', '');
+-- The key that signs shard iterators (one row, made on first use).
+CREATE TABLE dynindex.stream_secret (
+  id     int PRIMARY KEY CHECK (id = 1),
+  secret bytea NOT NULL
+);
+REVOKE ALL ON dynindex.stream_secret FROM PUBLIC;
+
+CREATE FUNCTION dynindex.maintain_streams()
+RETURNS jsonb
+AS 'MODULE_PATHNAME', 'dynindex_maintain_streams'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.maintain_streams() IS
+  'One stream maintenance round now (the per-database worker runs one every dynindex.stream_maintenance_interval): first shards for new streams, rotation of shards older than dynindex.stream_shard_lifetime and closing of the shards of disabled streams, trimming of records older than dynindex.stream_retention, removal of empty closed shards and disabled streams. Returns the counts.';
+
+CREATE FUNCTION dynindex.stream_changes(table_name text, after_sequence_number text DEFAULT NULL,
+                                        max_records int DEFAULT 1000)
+RETURNS TABLE (sequence_number text, event_name text, keys jsonb, new_image jsonb, old_image jsonb,
+               approximate_creation_time timestamptz, size_bytes int, user_identity jsonb,
+               stream_label text, stream_view_type text)
+AS 'MODULE_PATHNAME', 'dynindex_stream_changes'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.stream_changes(text, text, int) IS
+  'The stream records of a table (all its streams, all shards) after a SequenceNumber (NULL: from the oldest kept), in sequence order, at most max_records (1..10000), only committed and settled ones: a consumer that stores the last sequence_number it processed and passes it back sees every change once. Raises TrimmedDataAccessException when records after the position were trimmed. Needs READ COMMITTED.';
+
 -- == partiql ==
 
 CREATE FUNCTION dynindex.partiql(statement text, parameters jsonb DEFAULT NULL)

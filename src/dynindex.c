@@ -43,6 +43,7 @@ _PG_init(void)
 	DynWorkerInit();
 	DynStreamsInit();
 	DynCollectionInit();
+	DynStreamsMaintainInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

@@ -33,12 +33,16 @@ static const OperationEntry operations[] = {
 	{"DescribeBackup", DynDescribeBackup},	/* backups.c */
 	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* backups.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
+	{"DescribeStream", DynDescribeStream},	/* src/api/streams.c */
 	{"DescribeTable", DynDescribeTable},
 	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
 	{"ExecuteStatement", DynExecuteStatement},	/* partiql.c */
 	{"ExecuteTransaction", DynExecuteTransaction},	/* partiql.c */
 	{"GetItem", DynGetItem},
+	{"GetRecords", DynGetRecords},	/* streams.c */
+	{"GetShardIterator", DynGetShardIterator},	/* streams.c */
 	{"ListBackups", DynListBackups},	/* backups.c */
+	{"ListStreams", DynListStreams},	/* streams.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
 	{"PutItem", DynPutItem},

@@ -73,5 +73,10 @@ extern Jsonb *DynTransactGetItems(Jsonb *req);
 extern Jsonb *DynExecuteStatement(Jsonb *req);
 extern Jsonb *DynBatchExecuteStatement(Jsonb *req);
 extern Jsonb *DynExecuteTransaction(Jsonb *req);
+/* streams.c (DynamoDB Streams) */
+extern Jsonb *DynListStreams(Jsonb *req);
+extern Jsonb *DynDescribeStream(Jsonb *req);
+extern Jsonb *DynGetShardIterator(Jsonb *req);
+extern Jsonb *DynGetRecords(Jsonb *req);
 
 #endif

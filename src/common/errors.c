@@ -38,6 +38,8 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_BACKUP_IN_USE] = {"BackupInUseException", "YD033"},
 	[DYN_ERR_CONTINUOUS_BACKUPS_UNAVAILABLE] = {"ContinuousBackupsUnavailableException", "YD034"},
 	[DYN_ERR_DUPLICATE_ITEM] = {"DuplicateItemException", "YD020"},
+	[DYN_ERR_EXPIRED_ITERATOR] = {"ExpiredIteratorException", "YD040"},
+	[DYN_ERR_TRIMMED_DATA_ACCESS] = {"TrimmedDataAccessException", "YD041"},
 };
 
 /* DynamoDB's name of an error type. */

@@ -34,6 +34,8 @@ typedef enum DynErrorCode
 	DYN_ERR_BACKUP_IN_USE,
 	DYN_ERR_CONTINUOUS_BACKUPS_UNAVAILABLE,
 	DYN_ERR_DUPLICATE_ITEM,		/* PartiQL INSERT of an existing item */
+	DYN_ERR_EXPIRED_ITERATOR,	/* DynamoDB Streams */
+	DYN_ERR_TRIMMED_DATA_ACCESS,	/* DynamoDB Streams */
 	DYN_ERR__COUNT
 } DynErrorCode;
 

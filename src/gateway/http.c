@@ -26,6 +26,8 @@
 #include <zlib.h>
 
 #define TARGET_PREFIX "DynamoDB_20120810."
+/* DynamoDB Streams on the same endpoint (its SigV4 service name is "dynamodb" too) */
+#define STREAMS_TARGET_PREFIX "DynamoDBStreams_20120810."
 #define HEALTH_BODY "healthy: dynamodb.us-east-1.amazonaws.com "
 /* DynamoDB's responses carry "Server: Server". */
 #define GW_SERVER_HEADER "Server"
@@ -60,6 +62,11 @@ static const char *const operations[] = {
 	"UpdateKinesisStreamingDestination", "UpdateTable",
 	"UpdateTableReplicaAutoScaling", "UpdateTimeToLive",
 	NULL
+};
+
+/* Operations of the DynamoDB Streams 2012-08-10 API. */
+static const char *const streams_operations[] = {
+	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", NULL
 };
 
 typedef struct Req
@@ -454,6 +461,12 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 	if (target && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0 &&
 		known_operation(target + strlen(TARGET_PREFIX)))
 		op = target + strlen(TARGET_PREFIX);
+	else if (target && strncmp(target, STREAMS_TARGET_PREFIX, strlen(STREAMS_TARGET_PREFIX)) == 0)
+	{
+		for (int i = 0; streams_operations[i]; i++)
+			if (strcmp(streams_operations[i], target + strlen(STREAMS_TARGET_PREFIX)) == 0)
+				op = streams_operations[i];
+	}
 	if (op == NULL)
 	{
 		ret = respond_error(c, "UnknownOperationException", NULL, resp_ctype, reqid, &status);

@@ -79,4 +79,25 @@ extern char *DynStreamLatestLabel(int64 table_num);
 /* The ARN of a stream: <table ARN>/stream/<label>. */
 extern char *DynStreamArn(const char *table_name, const char *label);
 
+/* ---- read.c: the read side (Streams API helpers, the SQL consumer) ---- */
+#define DYN_STREAM_SEQ_DIGITS 21	/* fixed width: numeric and text order agree */
+/* Parse a SequenceNumber of ours (DynStreamFormatSeq); false if it is not one. */
+extern bool DynStreamParseSeq(const char *s, int len, int64 *seq);
+/* Split a stream ARN into table name and label; false if it is not one. */
+extern bool DynStreamParseArn(const char *arn, int len, char **table_name, char **label);
+/* Highest trimmed seq of a stream's bucket (-1: nothing trimmed). */
+extern int64 DynStreamTrimmedSeq(int64 stream_id, int bucket);
+/* Refuse reads in a transaction-snapshot isolation level (the horizon needs a fresh snapshot). */
+extern void DynStreamCheckIsolation(void);
+
+/* ---- maintain.c: shard rotation, retention, removal ---- */
+extern int	dynindex_stream_shard_lifetime_s;
+extern int	dynindex_stream_retention_s;
+extern int	dynindex_stream_maintenance_interval_s;
+extern int	dynindex_stream_iterator_lifetime_s;
+/* GUCs (from _PG_init). */
+extern void DynStreamsMaintainInit(void);
+/* The worker's round in its own transaction; never raises. */
+extern void DynStreamsMaintainDatabase(void);
+
 #endif

@@ -39,6 +39,7 @@
 
 #include "worker/worker.h"
 #include "write/write.h"
+#include "streams/streams.h"
 
 #define MAX_DB_SLOTS 64
 
@@ -455,6 +456,7 @@ dynindex_worker_main(Datum arg)
 	volatile int64 cycle_start = 0; /* new id of the first change requeued, or 0 */
 	volatile bool in_batch = false;
 	TimestampTz next_ttl;		/* when the next Time to Live round is due */
+	volatile TimestampTz next_streams = 0;	/* when the next stream maintenance is due */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -590,6 +592,18 @@ dynindex_worker_main(Datum arg)
 		else if (dynindex_ttl_interval_s > 0 &&
 				 next_ttl > TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000))
 			next_ttl = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), (int64) dynindex_ttl_interval_s * 1000);	/* interval lowered */
+		/* streams: shard rotation and trimming (src/streams/maintain.c) */
+		if (dynindex_stream_maintenance_interval_s > 0 &&
+			GetCurrentTimestamp() >= next_streams)
+		{
+			pgstat_report_activity(STATE_RUNNING, "maintaining streams");
+			DynStreamsMaintainDatabase();
+			pgstat_report_activity(STATE_IDLE, NULL);
+			MemoryContextSwitchTo(loop_cxt);
+			MemoryContextReset(loop_cxt);
+			next_streams = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+													   (int64) dynindex_stream_maintenance_interval_s * 1000);
+		}
 		timeout = dynindex_worker_naptime_ms;
 		if (dynindex_ttl_interval_s > 0)
 		{
