@@ -19,6 +19,7 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -27,6 +28,7 @@
 
 #include "common/errors.h"
 #include "streams/streams.h"
+#include "worker/worker.h"
 
 /* Run a statement with arguments; raise on failure. */
 static void
@@ -109,6 +111,8 @@ DynStreamEnable(DynTable *t, DynStreamView view)
 		exec_args("INSERT INTO dynindex.stream_shards (stream_id, shard_id, bucket, start_seq, created_at) "
 				  "VALUES ($1, $2, $3, $4, $5)", 5, stypes, sargs, SPI_OK_INSERT);
 	}
+	/* make sure this database has a worker: it rotates and trims (maintain.c) */
+	DynWorkerWake(MyDatabaseId);
 }
 
 /* Disable the table's enabled stream; false if it has none. */

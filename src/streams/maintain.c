@@ -264,6 +264,8 @@ DynStreamsMaintainDatabase(void)
 		bool		isnull;
 		bool		present;
 
+		/* now() is the transaction's start: in a worker, set it (else it stays at the worker's start) */
+		SetCurrentStatementStartTimestamp();
 		StartTransactionCommand();
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
@@ -271,9 +273,9 @@ DynStreamsMaintainDatabase(void)
 		if (SPI_execute("SELECT to_regclass('dynindex.stream_trim') IS NOT NULL", true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look for the stream tables");
 		present = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		PopActiveSnapshot();
 		if (present)
 			(void) maintain(&c);
+		PopActiveSnapshot();
 		SPI_finish();
 		CommitTransactionCommand();
 		if (c.closed + c.trimmed + c.removed_shards + c.removed_streams > 0)
