@@ -91,6 +91,12 @@ SELECT a('PutItem', '{"TableName": "Nul", "Item": {"pk": {"S": "p"}, "sk": {"S":
 -- into \u0000 (test/clients/node/nul_strings.test.js)
 SELECT a('PutItem', '{"TableName": "NulSize", "Item": {"k": {"S": "s"}, "ss": {"SS": ["a", "a\u0000", "\u0000a"]}}}');
 SELECT a('PutItem', '{"TableName": "NulSize", "Item": {"k": {"S": "s"}, "ss": {"SS": ["a\u0000", "a\u0000"]}}}') IS NOT NULL AS refused;
+-- the legacy parameters name attributes holding U+0000 too
+SELECT a('UpdateItem', '{"TableName": "NulSize", "Key": {"k": {"S": "leg"}},
+  "AttributeUpdates": {"x\u0000": {"Action": "PUT", "Value": {"S": "\u0000"}}, "y": {"Action": "PUT", "Value": {"S": "y"}}}}');
+SELECT a('GetItem', '{"TableName": "NulSize", "Key": {"k": {"S": "leg"}}, "AttributesToGet": ["x\u0000"]}');
+SELECT a('PutItem', '{"TableName": "NulSize", "Item": {"k": {"S": "leg"}}, "Expected": {"x\u0000": {"Value": {"S": "\u0000"}}}}');
+SELECT a('PutItem', '{"TableName": "NulSize", "Item": {"k": {"S": "leg"}}, "Expected": {"x\u0000": {"Value": {"S": "\u0000"}}}}');
 -- a backup and its restore keep the strings and their order (indexes rebuilt from the real strings)
 SELECT a('CreateBackup', '{"TableName": "Nul", "BackupName": "nul"}')::jsonb #>> '{BackupDetails,BackupArn}' AS arn \gset
 SELECT a('RestoreTableFromBackup', '{"TargetTableName": "NulRestored", "BackupArn": "' || :'arn' || '"}')::jsonb

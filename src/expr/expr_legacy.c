@@ -460,7 +460,13 @@ DynLegacyAttributesToGet(JsonbValue *list)
 				memcmp(elems[k].val.string.val, elems[i].val.string.val, elems[i].val.string.len) == 0)
 				DynValidationError("One or more parameter values were invalid: Duplicate value in attribute name: %.*s",
 								   elems[i].val.string.len, elems[i].val.string.val);
-		p->args[p->nargs++] = DynExprMakePath(elems[i].val.string.val, elems[i].val.string.len);
+		{
+			/* a name may hold U+0000, escaped in jsonb (types/nulstr.c) */
+			int			n;
+			const char *name = DynNulDecode(elems[i].val.string.val, elems[i].val.string.len, &n);
+
+			p->args[p->nargs++] = DynExprMakePath(name, n);
+		}
 	}
 	return p;
 }

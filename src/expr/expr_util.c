@@ -188,8 +188,9 @@ DynJsonObjectMembers(JsonbValue *jv, char ***keys, int **keylens, JsonbValue **v
 		*values = palloc(sizeof(JsonbValue) * Max(n, 1));
 		for (i = 0; i < n; i++)
 		{
-			(*keys)[i] = jv->val.object.pairs[i].key.val.string.val;
-			(*keylens)[i] = jv->val.object.pairs[i].key.val.string.len;
+			/* attribute names may hold U+0000, escaped in jsonb (types/nulstr.c) */
+			(*keys)[i] = (char *) DynNulDecode(jv->val.object.pairs[i].key.val.string.val,
+									  jv->val.object.pairs[i].key.val.string.len, &(*keylens)[i]);
 			(*values)[i] = jv->val.object.pairs[i].value;
 		}
 		return n;
@@ -208,8 +209,7 @@ DynJsonObjectMembers(JsonbValue *jv, char ***keys, int **keylens, JsonbValue **v
 		{
 			if (tok == WJB_KEY)
 			{
-				(*keys)[n] = v.val.string.val;
-				(*keylens)[n] = v.val.string.len;
+				(*keys)[n] = (char *) DynNulDecode(v.val.string.val, v.val.string.len, &(*keylens)[n]);
 			}
 			else if (tok == WJB_VALUE)
 				(*values)[n++] = v;
