@@ -115,6 +115,14 @@ SELECT a('PutItem', '{"TableName": "NulStream", "Item": {"k": {"S": "x"}, "v": {
 SELECT r.keys -> 'k' ->> 'S' = E'\uE0000' AS escaped_key, r.new_image -> 'v' ->> 'S' = E'a\uE0000' AS escaped_image, r.size_bytes
   FROM dynindex.stream_records r JOIN dynindex.streams s USING (stream_id)
  WHERE s.table_name = 'NulStream' ORDER BY r.seq;
+-- and GetRecords (through api_text, as the gateway calls it) answers them with the real strings
+SELECT dynindex.api('DescribeTable', '{"TableName": "NulStream"}') #>> '{Table,LatestStreamArn}' AS sarn \gset
+SELECT regexp_replace(a('GetRecords', jsonb_build_object('ShardIterator',
+         dynindex.api('GetShardIterator', jsonb_build_object('StreamArn', :'sarn', 'ShardId', s ->> 'ShardId',
+           'ShardIteratorType', 'TRIM_HORIZON')) ->> 'ShardIterator')::text),
+         '"(eventID|SequenceNumber|ApproximateCreationDateTime|NextShardIterator|eventSourceARN)": ("[^"]*"|[0-9.]+)', '"\1": "-"', 'g') AS records
+  FROM jsonb_array_elements(dynindex.api('DescribeStream', jsonb_build_object('StreamArn', :'sarn')) #> '{StreamDescription,Shards}') s
+ ORDER BY 1;
 -- clean up
 SELECT a('DeleteTable', '{"TableName": "Nul"}') IS NOT NULL, a('DeleteTable', '{"TableName": "NulSize"}') IS NOT NULL,
        a('DeleteTable', '{"TableName": "NulRestored"}') IS NOT NULL, a('DeleteTable', '{"TableName": "NulStream"}') IS NOT NULL;
