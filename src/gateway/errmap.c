@@ -142,6 +142,7 @@ gw_error_make(GwError *e, const char *name, const char *message, const char *det
 		buf_append(&b, members, mlen);
 	}
 	buf_puts(&b, "}");
+	snprintf(e->type, sizeof(e->type), "%s", name);
 	if (strcmp(name, "InternalServerError") == 0)
 		e->status = 500;
 	else
@@ -154,6 +155,7 @@ gw_error_make(GwError *e, const char *name, const char *message, const char *det
 	if (e->body == NULL)
 	{
 		e->status = 500;
+		snprintf(e->type, sizeof(e->type), "InternalServerError");
 		e->body = strdup("{\"__type\":\"com.amazonaws.dynamodb.v20120810#InternalServerError\",\"message\":\"Internal server error\"}");
 		e->body_len = e->body ? strlen(e->body) : 0;
 	}

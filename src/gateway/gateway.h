@@ -3,9 +3,13 @@
  * each request through dynindex.api() over a pool of libpq connections.
  *
  * Modules:
- *   main.c   options, daemon start and shutdown
- *   http.c   the libmicrohttpd request handler (protocol checks, responses)
- *   pool.c   libpq connection pool, the API call, access-key lookup
+ *   main.c   options, start and shutdown
+ *   loop.c   the event loop (epoll) everything runs on, one thread
+ *   http.c   libmicrohttpd in external-epoll mode: protocol checks,
+ *            suspend/resume around database work, connection limit
+ *   pool.c   non-blocking libpq connections in pipeline mode, the API call,
+ *            access-key lookup
+ *   metrics.c  Prometheus metrics on a separate port
  *   sigv4.c  AWS Signature Version 4 verification
  *   errmap.c PostgreSQL error -> DynamoDB error response
  *   util.c   growable buffer, JSON string escaping, request ids
@@ -81,6 +85,7 @@ typedef struct GwError
 	int			status;
 	char	   *body;			/* malloc'd JSON */
 	size_t		body_len;
+	char		type[101];		/* the error's name, e.g. ValidationException */
 } GwError;
 
 /* Build a DynamoDB error body: __type from name (service-qualified), message
@@ -156,6 +161,25 @@ extern void sigv4_uri_encode(Buf *b, const char *s, bool encode_slash);
 /* Constant-time comparison of two NUL-terminated strings. */
 extern bool sigv4_equal(const char *a, const char *b);
 
+/* ---- loop.c ---- */
+typedef void (*LoopHandler) (void *arg, uint32_t events);
+
+/* One watched file descriptor of the event loop. */
+typedef struct LoopWatch
+{
+	int			fd;
+	uint32_t	events;
+	LoopHandler fn;
+	void	   *arg;
+} LoopWatch;
+
+extern double gw_now(void);
+extern bool loop_init(void);
+extern bool loop_add(LoopWatch *w, int fd, uint32_t events);
+extern bool loop_mod(LoopWatch *w, uint32_t events);
+extern void loop_del(LoopWatch *w);
+extern int	loop_run(void);
+
 /* ---- pool.c ---- */
 typedef struct GwConfig
 {
@@ -163,9 +187,16 @@ typedef struct GwConfig
 	int			port;
 	const char *conninfo;
 	int			pool_size;
+	int			pipeline_depth; /* requests sent ahead on one database connection */
 	int			max_connections;
 	int			timeout;		/* seconds, idle HTTP connection */
-	int			acquire_timeout;	/* seconds to wait for a free db connection */
+	int			request_timeout;	/* seconds a request may wait for its answer */
+	const char *region;			/* default region (no SigV4 scope) */
+	const char *account_id;		/* account id in ARNs */
+	const char *tls_cert;		/* PEM files; both set: HTTPS */
+	const char *tls_key;
+	const char *metrics_host;
+	int			metrics_port;	/* 0: no metrics endpoint */
 	bool		dev;
 	bool		verbose;
 } GwConfig;
@@ -177,7 +208,9 @@ typedef enum DbStatus
 	DB_OK,						/* json holds the result */
 	DB_ERROR,					/* a PostgreSQL error: sqlstate, message, detail */
 	DB_SERIALIZATION,			/* the request body is not valid JSON */
-	DB_UNAVAILABLE				/* no connection (server down, pool exhausted) */
+	DB_UNAVAILABLE,				/* no connection (server down); the request did not run */
+	DB_UNKNOWN,					/* the connection failed after the request was sent */
+	DB_TIMEOUT					/* no answer within --request-timeout */
 } DbStatus;
 
 typedef struct DbResult
@@ -191,19 +224,104 @@ typedef struct DbResult
 	char	   *table;			/* TableName (or ResourceArn) of the request, on 42501 */
 } DbResult;
 
+typedef enum DbJobKind
+{
+	JOB_API,					/* dynindex.api(op, body) as role, in region */
+	JOB_KEY,					/* look an access key up */
+	JOB_SQL,					/* a query without parameters (metrics) */
+	JOB_SETUP					/* internal: statements run once per connection */
+} DbJobKind;
+
+struct PgSlot;
+struct pg_result;
+
+/*
+ * One unit of database work.  The caller fills the inputs and db_submit()s
+ * it; done() is called exactly once, on the loop thread, with result (or
+ * pgres for JOB_SQL) filled.  The inputs must stay valid until done() runs;
+ * after it returns the pool owns (and frees) the job.
+ */
+typedef struct DbJob
+{
+	DbJobKind	kind;
+	const char *op;
+	const char *body;
+	const char *role;			/* NULL: the gateway's own role */
+	const char *region;
+	const char *sql;
+	DbResult	result;
+	struct pg_result *pgres;	/* JOB_SQL: the result (done() takes it) */
+	char		secret[129];	/* JOB_KEY: found secret and role */
+	char		key_role[64];
+	int			key_found;		/* JOB_KEY: 1 found, 0 unknown, -1 error */
+	void		(*done) (struct DbJob *j);
+	void	   *arg;
+	/* pool-internal */
+	double		deadline;
+	int			attempts;
+	int			stage;
+	int			setup;
+	bool		sent;
+	bool		abandoned;
+	struct pg_result *res;
+	struct PgSlot *slot;
+	struct DbJob *next;
+} DbJob;
+
 extern bool pool_init(void);
 extern void pool_shutdown(void);
-/* Run dynindex.api(op, body) as role (NULL: as the gateway's own role). */
-extern void db_call_api(const char *op, const char *body, const char *role, DbResult *r);
+extern DbJob *db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg);
+extern void db_submit(DbJob *j);
+extern void db_tick(void);
 extern void db_result_free(DbResult *r);
 
-/* Look an access key up (cached).  1 found, 0 unknown, -1 database error. */
-extern int	keys_lookup(const char *access_key, char *secret, size_t secretlen,
+/* Access keys: a cache in front of JOB_KEY.  1 found, 0 unknown, -1 not cached. */
+extern int	keys_cached(const char *access_key, char *secret, size_t secretlen,
 						char *role, size_t rolelen);
+
+/* Pool figures for the metrics endpoint. */
+typedef struct PoolStats
+{
+	int			size;
+	int			ready;
+	int			connecting;
+	int			busy;			/* connections with requests in flight */
+	int			inflight;		/* requests sent, not answered */
+	int			queued;			/* requests waiting for a connection */
+	uint64_t	connects;		/* successful connections (the first included) */
+	uint64_t	reconnects;		/* successful connections replacing a lost one */
+	uint64_t	connect_failures;
+	uint64_t	lost;			/* connections lost while open */
+	uint64_t	timeouts;
+	uint64_t	unknown_outcome;
+	uint64_t	retried;		/* requests re-sent: they had certainly not run */
+} PoolStats;
+extern void pool_stats(PoolStats *s);
 
 /* ---- http.c ---- */
 struct MHD_Daemon;
-extern struct MHD_Daemon *http_start(void);
+struct sockaddr_storage;
+extern bool http_start(void);
+extern bool http_watch_daemon(struct MHD_Daemon *d);
+extern void http_unwatch_daemon(struct MHD_Daemon *d);
+extern bool http_sockaddr(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6);
+extern void http_stop(void);
+extern int	http_bound_port(void);
+extern int	http_timeout_ms(void);
+extern void http_resumed(void);
+extern void http_tick(void);
+
+/* ---- metrics.c ---- */
+extern bool metrics_start(void);
+extern void metrics_stop(void);
+extern void metrics_request(const char *op, int status, const char *error_type, double seconds);
+extern void metrics_connection(int delta_open, int evicted);
+extern void metrics_in_flight(int delta);
+extern int	metrics_bound_port(void);
+
+/* ---- util.c (JSON) ---- */
+/* The value of a top-level string member of a JSON object text (malloc'd), or NULL. */
+extern char *gw_json_top_string(const char *json, const char *name);
 
 /* ---- selftest.c ---- */
 extern int	gw_self_test(void);

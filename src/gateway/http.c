@@ -1,21 +1,30 @@
 /*
  * http.c — the DynamoDB HTTP JSON 1.0 endpoint on libmicrohttpd.
  *
- * One thread per client connection (bounded by --max-connections), HTTP/1.1
- * keep-alive, idle and slow clients cut off by --timeout.  A request body is
- * collected up to DynamoDB's 16 MB limit; the database work happens on a
- * pooled libpq connection only while the request runs.
+ * libmicrohttpd runs in external-epoll mode inside the gateway's one event
+ * loop (loop.c): no thread per connection, an idle keep-alive connection
+ * costs its socket and a small buffer.  A request that needs the database is
+ * suspended (MHD_suspend_connection) while its job runs on the pool and
+ * resumed when the answer is in; requests of one connection are answered in
+ * order (libmicrohttpd reads the next one only after the answer).
  *
- * Order of checks (as DynamoDB): method and content type, target operation,
- * authentication, body, then the operation itself.
+ * Connection limit: when --max-connections are open, each new client closes
+ * the connection that has been idle longest (as nginx and DynamoDB do), so a
+ * new client is not refused while idle connections exist.  Idle and slow
+ * clients are cut off after --timeout.
+ *
+ * Order of checks (as DynamoDB): method and path, content type, body size,
+ * target operation, authentication, body, then the operation itself.
  */
 #include "gateway.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -69,15 +78,6 @@ static const char *const streams_operations[] = {
 	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", NULL
 };
 
-typedef struct Req
-{
-	Buf			body;
-	bool		too_large;
-	bool		answered;
-	size_t		discarded;
-	struct timespec start;
-} Req;
-
 typedef struct HeaderList
 {
 	SigHeader	h[MAX_HEADERS];
@@ -90,13 +90,14 @@ typedef struct QueryList
 	int			n;
 } QueryList;
 
-static bool
+/* The operation named op (a pointer into operations[]), or NULL if unknown. */
+static const char *
 known_operation(const char *op)
 {
 	for (int i = 0; operations[i]; i++)
 		if (strcmp(operations[i], op) == 0)
-			return true;
-	return false;
+			return operations[i];
+	return NULL;
 }
 
 static enum MHD_Result
@@ -158,6 +159,171 @@ free_headers(HeaderList *l)
 		free(l->h[i].value);
 	}
 	l->n = 0;
+}
+
+/* One client connection: libmicrohttpd's socket context. */
+typedef struct GwConn
+{
+	int			fd;
+	double		idle_since;
+	bool		idle;			/* in the idle list (between requests) */
+	bool		evicted;		/* shut down by us, closing */
+	struct GwConn *prev;
+	struct GwConn *next;
+} GwConn;
+
+typedef enum ReqStep
+{
+	STEP_BODY,					/* receiving the body */
+	STEP_KEY,					/* suspended: access-key lookup */
+	STEP_API,					/* suspended: the API call */
+	STEP_DONE					/* answered */
+} ReqStep;
+
+/* One request (libmicrohttpd's per-request context). */
+typedef struct Req
+{
+	Buf			body;
+	bool		too_large;
+	size_t		discarded;
+	double		start;
+	ReqStep		step;
+	struct MHD_Connection *c;
+	const char *op;				/* points into operations[] */
+	const char *resp_ctype;
+	char		reqid[53];
+	SigAuth		auth;
+	char		amz_date[17];
+	char		role[64];
+	char		region[64];
+	char		secret[129];
+	int			key_found;
+	DbResult	db;
+} Req;
+
+/* The daemons the loop drives (the API endpoint, the metrics endpoint). */
+#define MAX_DAEMONS 2
+static struct
+{
+	struct MHD_Daemon *d;
+	LoopWatch	watch;
+}			daemons[MAX_DAEMONS];
+static int	ndaemons;
+static struct MHD_Daemon *api_daemon;
+static bool resume_pending;
+
+/* Connections between requests, longest idle first. */
+static GwConn *idle_head;
+static GwConn *idle_tail;
+static int	nconns;				/* open, as libmicrohttpd counts them */
+static int	nevicting;			/* of which shut down by us, not yet closed */
+
+/* Take g out of the idle list. */
+static void
+idle_remove(GwConn *g)
+{
+	if (!g->idle)
+		return;
+	if (g->prev)
+		g->prev->next = g->next;
+	else
+		idle_head = g->next;
+	if (g->next)
+		g->next->prev = g->prev;
+	else
+		idle_tail = g->prev;
+	g->prev = g->next = NULL;
+	g->idle = false;
+}
+
+/* g is idle from now: append it to the idle list. */
+static void
+idle_append(GwConn *g)
+{
+	idle_remove(g);
+	if (g->evicted)
+		return;
+	g->idle_since = gw_now();
+	g->prev = idle_tail;
+	g->next = NULL;
+	if (idle_tail)
+		idle_tail->next = g;
+	else
+		idle_head = g;
+	idle_tail = g;
+	g->idle = true;
+}
+
+/*
+ * Over the connection limit: close the connections idle longest (never the
+ * new one).  shutdown() makes libmicrohttpd read end-of-file and close the
+ * connection on its next pass; the client sees an idle keep-alive connection
+ * closed, which HTTP clients handle by opening a new one when they need it.
+ */
+static void
+enforce_limit(GwConn *newest)
+{
+	while (nconns - nevicting > gw_config.max_connections)
+	{
+		GwConn	   *v = idle_head;
+
+		if (v == NULL || v == newest)
+			return;
+		idle_remove(v);
+		v->evicted = true;
+		nevicting++;
+		(void) shutdown(v->fd, SHUT_RDWR);
+		metrics_connection(0, 1);
+		if (gw_config.verbose)
+			gw_log("connection limit (%d) reached: closed the longest idle connection",
+				   gw_config.max_connections);
+	}
+}
+
+/* libmicrohttpd: a connection opened or closed. */
+static void
+notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+				  enum MHD_ConnectionNotificationCode toe)
+{
+	(void) cls;
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
+	{
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		GwConn	   *g = calloc(1, sizeof(GwConn));
+
+		*socket_context = g;
+		nconns++;
+		metrics_connection(1, 0);
+		if (g == NULL)
+			return;
+		g->fd = ci ? ci->connect_fd : -1;
+		idle_append(g);
+		enforce_limit(g);
+	}
+	else
+	{
+		GwConn	   *g = *socket_context;
+
+		nconns--;
+		metrics_connection(-1, 0);
+		if (g)
+		{
+			if (g->evicted)
+				nevicting--;
+			idle_remove(g);
+			free(g);
+		}
+		*socket_context = NULL;
+	}
+}
+
+/* Our context of connection c. */
+static GwConn *
+conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
 }
 
 /* Queue a response; body is malloc'd and owned by the response afterwards. */
@@ -227,15 +393,49 @@ respond(struct MHD_Connection *c, int status, char *body, size_t len,
 	return ret;
 }
 
+/* Log (with --verbose) and count a finished request. */
+static void
+finish_request(Req *req, const char *method, const char *op, int status, const char *error_type)
+{
+	double		secs = gw_now() - req->start;
+
+	req->step = STEP_DONE;
+	metrics_request(op, status, error_type, secs);
+	if (gw_config.verbose)
+		gw_log("%s %s -> %d%s%s (%.1f ms)", method, op ? op : "-", status,
+			   error_type ? " " : "", error_type ? error_type : "", secs * 1000.0);
+}
+
+/* Answer with a GwError and account for it. */
 static enum MHD_Result
-respond_error(struct MHD_Connection *c, const char *name, const char *message,
-			  const char *content_type, const char *reqid, int *status_out)
+respond_gwerror(struct MHD_Connection *c, Req *req, const char *method, GwError *e)
+{
+	finish_request(req, method, req->op, e->status, e->type);
+	return respond(c, e->status, e->body, e->body_len, req->resp_ctype, req->reqid);
+}
+
+/* Answer with DynamoDB error name (message may be NULL). */
+static enum MHD_Result
+respond_error(struct MHD_Connection *c, Req *req, const char *method,
+			  const char *name, const char *message)
 {
 	GwError		e;
 
 	gw_error_make(&e, name, message, NULL);
-	*status_out = e.status;
-	return respond(c, e.status, e.body, e.body_len, content_type, reqid);
+	return respond_gwerror(c, req, method, &e);
+}
+
+/* HTTP 413, as DynamoDB answers a request over its 16 MB limit. */
+static enum MHD_Result
+respond_too_large(struct MHD_Connection *c, Req *req, const char *method)
+{
+	char		m[128];
+	GwError		e;
+
+	snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes", GW_MAX_REQUEST_BYTES);
+	gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
+	e.status = 413;
+	return respond_gwerror(c, req, method, &e);
 }
 
 /* Text "Date" header (RFC 1123) to ISO-8601 basic format. */
@@ -253,61 +453,71 @@ http_date_to_amz(const char *date, char out[17])
 	return true;
 }
 
+/* The request's X-Amz-Date (or Date, converted) into req->amz_date; false if none. */
+static bool
+request_amz_date(struct MHD_Connection *c, Req *req)
+{
+	const char *amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date");
+
+	req->amz_date[0] = '\0';
+	if (amz_date)
+	{
+		snprintf(req->amz_date, sizeof(req->amz_date), "%s", amz_date);
+		/* longer than 16 characters: keep it invalid */
+		if (strlen(amz_date) >= sizeof(req->amz_date))
+			snprintf(req->amz_date, sizeof(req->amz_date), "invalid");
+		return true;
+	}
+	{
+		const char *d = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date");
+
+		if (d && http_date_to_amz(d, req->amz_date))
+			return true;
+	}
+	return false;
+}
+
 /*
- * Verify the request's SigV4 signature.  Returns SIG_OK and the role, or an
- * error status with the message to send.
+ * First half of SigV4: parse the Authorization header and check the scope
+ * and date (no database needed).  SIG_OK or an error status with its message.
  */
 static SigStatus
-authenticate(struct MHD_Connection *c, const char *method, const char *url,
-			 const Req *req, SigAuth *auth, char *role, size_t rolelen,
-			 char *msg, size_t msglen)
+auth_parse(struct MHD_Connection *c, Req *req, char *msg, size_t msglen)
 {
 	const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	const char *amz_date = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Date");
-	const char *content_sha = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Content-Sha256");
-	char		date_buf[17];
+	const char *amz_date;
 	SigStatus	st;
-	char		secret[129];
-	char		expected[65];
-	char		body_hash[65];
-	HeaderList	headers;
-	QueryList	query;
-	Buf			cq;
-	SigRequest	sr;
-	int			found;
 
 	if (authz == NULL && MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "X-Amz-Algorithm"))
 	{
 		snprintf(msg, msglen, "Request is missing Authentication Token");
 		return SIG_MISSING;
 	}
-	if (amz_date == NULL)
-	{
-		const char *d = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Date");
-
-		if (d && http_date_to_amz(d, date_buf))
-			amz_date = date_buf;
-	}
-	st = sigv4_parse(authz, amz_date, auth, msg, msglen);
+	amz_date = request_amz_date(c, req) ? req->amz_date : NULL;
+	st = sigv4_parse(authz, amz_date, &req->auth, msg, msglen);
 	if (st == SIG_MISSING)
 		snprintf(msg, msglen, "Request is missing Authentication Token");
 	if (st != SIG_OK)
 		return st;
-	st = sigv4_check_scope(auth, amz_date, (long) time(NULL), msg, msglen);
-	if (st != SIG_OK)
-		return st;
+	return sigv4_check_scope(&req->auth, amz_date, (long) time(NULL), msg, msglen);
+}
 
-	found = keys_lookup(auth->access_key, secret, sizeof(secret), role, rolelen);
-	if (found < 0)
-	{
-		snprintf(msg, msglen, "Internal server error");
-		return SIG_OK + 100;	/* internal */
-	}
-	if (found == 0)
-	{
-		snprintf(msg, msglen, "The security token included in the request is invalid.");
-		return SIG_UNRECOGNIZED;
-	}
+/*
+ * Second half of SigV4, once the key's secret is known: the body hash and
+ * the signature itself.
+ */
+static SigStatus
+auth_verify(struct MHD_Connection *c, const char *method, const char *url, Req *req,
+			char *msg, size_t msglen)
+{
+	const char *content_sha = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Content-Sha256");
+	char		expected[65];
+	char		body_hash[65];
+	HeaderList	headers;
+	QueryList	query;
+	Buf			cq;
+	SigRequest	sr;
+	SigStatus	st;
 
 	sigv4_hex_sha256(req->body.data ? req->body.data : "", req->body.len, body_hash);
 	if (content_sha && strcmp(content_sha, "UNSIGNED-PAYLOAD") != 0 &&
@@ -338,62 +548,228 @@ authenticate(struct MHD_Connection *c, const char *method, const char *url,
 	sr.nheaders = headers.n;
 	sr.payload_hash = content_sha ? content_sha : body_hash;
 	st = SIG_OK;
-	if (!sigv4_sign(&sr, auth, amz_date, secret, expected))
+	if (!sigv4_sign(&sr, &req->auth, req->amz_date, req->secret, expected))
 	{
 		snprintf(msg, msglen, "Internal server error");
 		st = SIG_OK + 100;
 	}
-	else if (!sigv4_equal(expected, auth->signature))
+	else if (!sigv4_equal(expected, req->auth.signature))
 	{
 		snprintf(msg, msglen, "The request signature we calculated does not match the signature you provided. Check your AWS Secret Access Key and signing method. Consult the service documentation for details.");
 		st = SIG_INVALID;
 	}
-	memset(secret, 0, sizeof(secret));
+	memset(req->secret, 0, sizeof(req->secret));
 	buf_free(&cq);
 	free_headers(&headers);
 	return st;
 }
 
-static void
-log_request(const Req *req, const char *method, const char *op, int status)
+/* DynamoDB's exception name for a SigV4 failure. */
+static const char *
+sig_error_name(SigStatus st)
 {
-	struct timespec now;
-	double		ms;
-
-	if (!gw_config.verbose)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (double) (now.tv_sec - req->start.tv_sec) * 1000.0 +
-		(double) (now.tv_nsec - req->start.tv_nsec) / 1e6;
-	gw_log("%s %s -> %d (%.1f ms)", method, op ? op : "-", status, ms);
+	switch (st)
+	{
+		case SIG_OK:
+			return NULL;
+		case SIG_MISSING:
+			return "MissingAuthenticationTokenException";
+		case SIG_INCOMPLETE:
+			return "IncompleteSignatureException";
+		case SIG_INVALID:
+			return "InvalidSignatureException";
+		case SIG_UNRECOGNIZED:
+			return "UnrecognizedClientException";
+		default:
+			return "InternalServerError";
+	}
 }
 
-static enum MHD_Result
-handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
+/* A database job of this request finished: wake the connection up. */
+static void
+job_done(DbJob *j)
 {
-	char		reqid[53];
-	const char *ctype_hdr;
-	char		ctype[64];
-	const char *resp_ctype;
-	const char *target;
-	const char *op = NULL;
-	char		role[64];
-	const char *region = "us-east-1";
-	SigAuth		auth;
-	int			status = 200;
+	Req		   *req = j->arg;
+
+	if (req->step == STEP_KEY)
+	{
+		req->key_found = j->key_found;
+		snprintf(req->secret, sizeof(req->secret), "%s", j->secret);
+		snprintf(req->role, sizeof(req->role), "%s", j->key_role);
+		if (j->result.status == DB_TIMEOUT)
+			req->key_found = -1;
+	}
+	else
+	{
+		req->db = j->result;
+		memset(&j->result, 0, sizeof(j->result));
+	}
+	MHD_resume_connection(req->c);
+	resume_pending = true;
+}
+
+/* Suspend the connection and run a job for it. */
+static enum MHD_Result
+run_job(struct MHD_Connection *c, Req *req, const char *method, DbJob *j)
+{
+	if (j == NULL)
+		return respond_error(c, req, method, "InternalServerError", "Internal server error");
+	MHD_suspend_connection(c);
+	db_submit(j);
+	return MHD_YES;
+}
+
+/* The access key is known (or not): verify the signature, then the rest. */
+static enum MHD_Result step_after_auth(struct MHD_Connection *c, const char *url,
+									   const char *method, Req *req);
+
+/* After the key lookup: the signature check. */
+static enum MHD_Result
+step_after_key(struct MHD_Connection *c, const char *url, const char *method, Req *req)
+{
+	char		msg[4096];
+	SigStatus	st;
+
+	if (req->key_found < 0)
+		return respond_error(c, req, method, "InternalServerError", "Internal server error");
+	if (req->key_found == 0)
+		return respond_error(c, req, method, "UnrecognizedClientException",
+							 "The security token included in the request is invalid.");
+	st = auth_verify(c, method, url, req, msg, sizeof(msg));
+	if (st != SIG_OK)
+		return respond_error(c, req, method, sig_error_name(st), msg);
+	snprintf(req->region, sizeof(req->region), "%s", req->auth.region);
+	return step_after_auth(c, url, method, req);
+}
+
+/* Authenticated: inflate, check the body, run the operation. */
+static enum MHD_Result
+step_after_auth(struct MHD_Connection *c, const char *url, const char *method, Req *req)
+{
+	const char *ce;
+	DbJob	   *j;
+
+	(void) url;
+
+	/*
+	 * A compressed request (the SDKs' request compression): DynamoDB takes
+	 * gzip only; another coding, or a body that is not gzip, is its HTTP 500
+	 * InternalServerError.  The signature covers the compressed bytes, so
+	 * this comes after authentication.  The inflated body has the same 16 MB
+	 * limit as an uncompressed one.
+	 */
+	ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	if (ce && *ce && strcasecmp(ce, "identity") != 0)
+	{
+		Buf			plain;
+		int			zr = GW_GUNZIP_CORRUPT;
+
+		buf_init(&plain);
+		if (strcasecmp(ce, "gzip") == 0)
+			zr = gw_gunzip(req->body.data ? req->body.data : "", req->body.len,
+						   GW_MAX_REQUEST_BYTES, &plain);
+		if (zr != GW_GUNZIP_OK)
+		{
+			buf_free(&plain);
+			if (zr == GW_GUNZIP_TOO_LARGE)
+				return respond_too_large(c, req, method);
+			return respond_error(c, req, method, "InternalServerError", "Internal server error");
+		}
+		buf_free(&req->body);
+		req->body = plain;
+	}
+
+	/* The body must be a JSON object; PostgreSQL's jsonb input checks the rest. */
+	{
+		const char *p = req->body.data ? req->body.data : "";
+		const char *end = p + req->body.len;
+
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p == end || *p != '{' || memchr(req->body.data, '\0', req->body.len) != NULL)
+			return respond_error(c, req, method, "SerializationException", NULL);
+	}
+
+	/*
+	 * DescribeEndpoints: where to send this service's requests, which only the
+	 * gateway knows (DynamoDB names its regional host; we name ours, as the
+	 * client reached it).
+	 */
+	if (strcmp(req->op, "DescribeEndpoints") == 0)
+	{
+		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+		Buf			b;
+
+		buf_init(&b);
+		buf_puts(&b, "{\"Endpoints\":[{\"Address\":");
+		buf_json_string(&b, host && *host ? host : gw_config.host);
+		buf_puts(&b, ",\"CachePeriodInMinutes\":1440}]}");
+		if (b.oom)
+		{
+			buf_free(&b);
+			return MHD_NO;
+		}
+		finish_request(req, method, req->op, 200, NULL);
+		return respond(c, 200, b.data, b.len, req->resp_ctype, req->reqid);
+	}
+
+	j = db_job_new(JOB_API, job_done, req);
+	if (j)
+	{
+		j->op = req->op;
+		j->body = req->body.data;
+		j->role = req->role[0] ? req->role : NULL;
+		j->region = req->region;
+	}
+	req->step = STEP_API;
+	return run_job(c, req, method, j);
+}
+
+/* The API call is done: answer. */
+static enum MHD_Result
+step_after_api(struct MHD_Connection *c, const char *method, Req *req)
+{
+	DbResult   *db = &req->db;
 	enum MHD_Result ret;
-	DbResult	db;
+	GwError		e;
 
-	gw_request_id(reqid);
-	role[0] = '\0';
+	switch (db->status)
+	{
+		case DB_OK:
+			/* DynamoDB answers these two with an empty body, not "{}". */
+			if (strcmp(req->op, "TagResource") == 0 || strcmp(req->op, "UntagResource") == 0)
+				db->json_len = 0;
+			else
+				db->json_len = gw_json_compact(db->json, db->json_len);
+			finish_request(req, method, req->op, 200, NULL);
+			ret = respond(c, 200, db->json, db->json_len, req->resp_ctype, req->reqid);
+			db->json = NULL;
+			return ret;
+		case DB_SERIALIZATION:
+			return respond_error(c, req, method, "SerializationException", NULL);
+		case DB_ERROR:
+			gw_error_from_pg(&e, db->sqlstate, db->message, db->detail, req->op, db->table,
+							 req->role[0] ? req->role : NULL, req->region);
+			return respond_gwerror(c, req, method, &e);
+		case DB_UNAVAILABLE:
+		case DB_UNKNOWN:
+		case DB_TIMEOUT:
+		default:
+			return respond_error(c, req, method, "InternalServerError", "Internal server error");
+	}
+}
 
-	if (strcmp(method, "GET") == 0)
+/* The health answer, CORS preflight, and DynamoDB's answer to anything but POST /. */
+static enum MHD_Result
+handle_non_api(struct MHD_Connection *c, const char *url, const char *method, Req *req, bool *handled)
+{
+	*handled = true;
+	if (strcmp(method, "GET") == 0 && strcmp(url, "/") == 0)
 	{
 		char	   *b = strdup(HEALTH_BODY);
 
-		ret = respond(c, 200, b, strlen(HEALTH_BODY), NULL, reqid);
-		log_request(req, method, NULL, 200);
-		return ret;
+		finish_request(req, method, NULL, 200, NULL);
+		return respond(c, 200, b, b ? strlen(HEALTH_BODY) : 0, NULL, req->reqid);
 	}
 	if (strcmp(method, "OPTIONS") == 0 &&
 		MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin"))
@@ -401,11 +777,12 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 		struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *) "", MHD_RESPMEM_PERSISTENT);
 		const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Headers");
 		const char *m = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Method");
+		enum MHD_Result ret;
 
 		if (r == NULL)
 			return MHD_NO;
 		MHD_add_response_header(r, MHD_HTTP_HEADER_SERVER, GW_SERVER_HEADER);
-		MHD_add_response_header(r, "x-amzn-RequestId", reqid);
+		MHD_add_response_header(r, "x-amzn-RequestId", req->reqid);
 		MHD_add_response_header(r, "Access-Control-Allow-Origin", "*");
 		MHD_add_response_header(r, "Access-Control-Expose-Headers", GW_CORS_EXPOSE);
 		if (h)
@@ -415,8 +792,26 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 		MHD_add_response_header(r, "Access-Control-Max-Age", "172800");
 		ret = MHD_queue_response(c, 200, r);
 		MHD_destroy_response(r);
+		finish_request(req, method, NULL, 200, NULL);
 		return ret;
 	}
+	*handled = false;
+	return MHD_YES;
+}
+
+/* A complete request: the checks that need no database, then the first job. */
+static enum MHD_Result
+step_start(struct MHD_Connection *c, const char *url, const char *method, Req *req)
+{
+	const char *ctype_hdr;
+	char		ctype[64];
+	const char *target;
+	bool		handled;
+	enum MHD_Result ret;
+
+	ret = handle_non_api(c, url, method, req, &handled);
+	if (handled)
+		return ret;
 
 	ctype_hdr = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
 	{
@@ -435,202 +830,61 @@ handle(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 	{
 		char	   *b = strdup("<UnknownOperationException/>\n");
 
-		ret = respond(c, 404, b, b ? strlen(b) : 0, NULL, reqid);
-		log_request(req, method, NULL, 404);
-		return ret;
+		finish_request(req, method, NULL, 404, "UnknownOperationException");
+		return respond(c, 404, b, b ? strlen(b) : 0, NULL, req->reqid);
 	}
-	resp_ctype = strcasecmp(ctype, "application/json") == 0 ?
+	/* The response's Content-Type follows the request's, as DynamoDB's does. */
+	req->resp_ctype = strcasecmp(ctype, "application/json") == 0 ?
 		"application/json" : "application/x-amz-json-1.0";
 
 	if (req->too_large)
-	{
-		char		m[128];
-
-		snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
-				 GW_MAX_REQUEST_BYTES);
-		GwError		e;
-
-		/* DynamoDB answers an over-long request with HTTP 413. */
-		gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
-		ret = respond(c, 413, e.body, e.body_len, resp_ctype, reqid);
-		log_request(req, method, NULL, 413);
-		return ret;
-	}
+		return respond_too_large(c, req, method);
 
 	target = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Target");
-	if (target && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0 &&
-		known_operation(target + strlen(TARGET_PREFIX)))
-		op = target + strlen(TARGET_PREFIX);
+	if (target && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0)
+		req->op = known_operation(target + strlen(TARGET_PREFIX));
 	else if (target && strncmp(target, STREAMS_TARGET_PREFIX, strlen(STREAMS_TARGET_PREFIX)) == 0)
 	{
 		for (int i = 0; streams_operations[i]; i++)
 			if (strcmp(streams_operations[i], target + strlen(STREAMS_TARGET_PREFIX)) == 0)
-				op = streams_operations[i];
+				req->op = streams_operations[i];
 	}
-	if (op == NULL)
-	{
-		ret = respond_error(c, "UnknownOperationException", NULL, resp_ctype, reqid, &status);
-		log_request(req, method, target, status);
-		return ret;
-	}
+	if (req->op == NULL)
+		return respond_error(c, req, method, "UnknownOperationException", NULL);
 
+	snprintf(req->region, sizeof(req->region), "%s", gw_config.region);
 	if (!gw_config.dev)
 	{
 		char		msg[4096];
-		SigStatus	st = authenticate(c, method, url, req, &auth, role, sizeof(role),
-									  msg, sizeof(msg));
-		const char *name = NULL;
+		SigStatus	st = auth_parse(c, req, msg, sizeof(msg));
+		DbJob	   *j;
 
-		switch (st)
-		{
-			case SIG_OK:
-				break;
-			case SIG_MISSING:
-				name = "MissingAuthenticationTokenException";
-				break;
-			case SIG_INCOMPLETE:
-				name = "IncompleteSignatureException";
-				break;
-			case SIG_INVALID:
-				name = "InvalidSignatureException";
-				break;
-			case SIG_UNRECOGNIZED:
-				name = "UnrecognizedClientException";
-				break;
-			default:
-				name = "InternalServerError";
-				break;
-		}
-		if (name)
-		{
-			ret = respond_error(c, name, msg, resp_ctype, reqid, &status);
-			log_request(req, method, op, status);
-			return ret;
-		}
-		if (auth.region[0])
-			region = auth.region;
+		if (st != SIG_OK)
+			return respond_error(c, req, method, sig_error_name(st), msg);
+		req->key_found = keys_cached(req->auth.access_key, req->secret, sizeof(req->secret),
+									 req->role, sizeof(req->role));
+		if (req->key_found >= 0)
+			return step_after_key(c, url, method, req);
+		j = db_job_new(JOB_KEY, job_done, req);
+		if (j)
+			j->body = req->auth.access_key;
+		req->step = STEP_KEY;
+		return run_job(c, req, method, j);
 	}
 
 	/*
-	 * A compressed request (the SDKs' request compression): DynamoDB takes
-	 * gzip only; another coding, or a body that is not gzip, is its HTTP 500
-	 * InternalServerError.  The signature covers the compressed bytes, so
-	 * this comes after authentication.  The inflated body has the same 16 MB
-	 * limit as an uncompressed one.
+	 * --dev: no authentication, but a signed request still names its region
+	 * in the credential scope, and ARNs carry it.
 	 */
 	{
-		const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-													 MHD_HTTP_HEADER_CONTENT_ENCODING);
+		const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+		char		msg[256];
 
-		if (ce && *ce && strcasecmp(ce, "identity") != 0)
-		{
-			Buf			plain;
-			int			zr = GW_GUNZIP_CORRUPT;
-
-			buf_init(&plain);
-			if (strcasecmp(ce, "gzip") == 0)
-				zr = gw_gunzip(req->body.data ? req->body.data : "", req->body.len,
-							   GW_MAX_REQUEST_BYTES, &plain);
-			if (zr != GW_GUNZIP_OK)
-			{
-				buf_free(&plain);
-				if (zr == GW_GUNZIP_TOO_LARGE)
-				{
-					char		m[128];
-					GwError		e;
-
-					snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
-							 GW_MAX_REQUEST_BYTES);
-					gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
-					status = 413;
-					ret = respond(c, 413, e.body, e.body_len, resp_ctype, reqid);
-				}
-				else
-					ret = respond_error(c, "InternalServerError", "Internal server error",
-										resp_ctype, reqid, &status);
-				log_request(req, method, op, status);
-				return ret;
-			}
-			buf_free(&req->body);
-			req->body = plain;
-		}
+		if (authz && sigv4_parse(authz, request_amz_date(c, req) ? req->amz_date : NULL,
+								 &req->auth, msg, sizeof(msg)) == SIG_OK && req->auth.region[0])
+			snprintf(req->region, sizeof(req->region), "%s", req->auth.region);
 	}
-
-	/* The body must be a JSON object; PostgreSQL's jsonb input checks the rest. */
-	{
-		const char *p = req->body.data ? req->body.data : "";
-		const char *end = p + req->body.len;
-
-		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-			p++;
-		if (p == end || *p != '{' || memchr(req->body.data, '\0', req->body.len) != NULL)
-		{
-			ret = respond_error(c, "SerializationException", NULL, resp_ctype, reqid, &status);
-			log_request(req, method, op, status);
-			return ret;
-		}
-	}
-
-	/*
-	 * DescribeEndpoints: where to send this service's requests, which only the
-	 * gateway knows (DynamoDB names its regional host; we name ours, as the
-	 * client reached it).
-	 */
-	if (strcmp(op, "DescribeEndpoints") == 0)
-	{
-		const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-		Buf			b;
-
-		buf_init(&b);
-		buf_puts(&b, "{\"Endpoints\":[{\"Address\":");
-		buf_json_string(&b, host && *host ? host : gw_config.host);
-		buf_puts(&b, ",\"CachePeriodInMinutes\":1440}]}");
-		if (b.oom)
-		{
-			buf_free(&b);
-			return MHD_NO;
-		}
-		status = 200;
-		ret = respond(c, 200, b.data, b.len, resp_ctype, reqid);
-		log_request(req, method, op, status);
-		return ret;
-	}
-
-	db_call_api(op, req->body.data, role[0] ? role : NULL, &db);
-	switch (db.status)
-	{
-		case DB_OK:
-			/* DynamoDB answers these two with an empty body, not "{}". */
-			if (strcmp(op, "TagResource") == 0 || strcmp(op, "UntagResource") == 0)
-				db.json_len = 0;
-			else
-				db.json_len = gw_json_compact(db.json, db.json_len);
-			ret = respond(c, 200, db.json, db.json_len, resp_ctype, reqid);
-			db.json = NULL;
-			status = 200;
-			break;
-		case DB_SERIALIZATION:
-			ret = respond_error(c, "SerializationException", NULL, resp_ctype, reqid, &status);
-			break;
-		case DB_ERROR:
-			{
-				GwError		e;
-
-				gw_error_from_pg(&e, db.sqlstate, db.message, db.detail, op, db.table,
-								 role[0] ? role : NULL, region);
-				status = e.status;
-				ret = respond(c, e.status, e.body, e.body_len, resp_ctype, reqid);
-				break;
-			}
-		case DB_UNAVAILABLE:
-		default:
-			ret = respond_error(c, "InternalServerError", "Internal server error",
-								resp_ctype, reqid, &status);
-			break;
-	}
-	db_result_free(&db);
-	log_request(req, method, op, status);
-	return ret;
+	return step_after_auth(c, url, method, req);
 }
 
 /*
@@ -667,13 +921,21 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 	if (req == NULL)
 	{
 		const char *cl;
+		GwConn	   *g = conn_of(c);
 
 		req = calloc(1, sizeof(Req));
 		if (req == NULL)
 			return MHD_NO;
 		buf_init(&req->body);
-		clock_gettime(CLOCK_MONOTONIC, &req->start);
+		req->start = gw_now();
+		req->c = c;
+		req->step = STEP_BODY;
+		req->resp_ctype = "application/x-amz-json-1.0";
+		gw_request_id(req->reqid);
 		*con_cls = req;
+		metrics_in_flight(1);
+		if (g)
+			idle_remove(g);
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
 		if (cl && strcmp(method, "POST") == 0)
 			ack_headers_now(c);
@@ -687,26 +949,22 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 			 */
 			req->too_large = true;
 			if (strtoull(cl, NULL, 10) > (unsigned long long) MAX_DISCARD)
-			{
-				char		reqid[53];
-				char		m[128];
-				GwError		e;
-
-				gw_request_id(reqid);
-				snprintf(m, sizeof(m), "Request Entity Too Large: the limit is %d bytes",
-						 GW_MAX_REQUEST_BYTES);
-				gw_error_make(&e, "RequestEntityTooLarge", m, NULL);
-				req->answered = true;
-				log_request(req, method, NULL, 413);
-				return respond(c, 413, e.body, e.body_len, "application/x-amz-json-1.0", reqid);
-			}
+				return respond_too_large(c, req, method);
 		}
 		return MHD_YES;
 	}
-	if (req->answered)
+	switch (req->step)
 	{
-		*upload_data_size = 0;
-		return MHD_YES;
+		case STEP_BODY:
+			break;
+		case STEP_KEY:
+			return step_after_key(c, url, method, req);
+		case STEP_API:
+			return step_after_api(c, method, req);
+		case STEP_DONE:
+		default:
+			*upload_data_size = 0;
+			return MHD_YES;
 	}
 	if (*upload_data_size > 0)
 	{
@@ -732,8 +990,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
-	req->answered = true;
-	return handle(c, url, method, req);
+	return step_start(c, url, method, req);
 }
 
 static void
@@ -741,16 +998,20 @@ request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 				  enum MHD_RequestTerminationCode toe)
 {
 	Req		   *req = *con_cls;
+	GwConn	   *g = conn_of(c);
 
 	(void) cls;
-	(void) c;
-	(void) toe;
 	if (req)
 	{
 		buf_free(&req->body);
+		db_result_free(&req->db);
+		memset(req->secret, 0, sizeof(req->secret));
 		free(req);
 		*con_cls = NULL;
+		metrics_in_flight(-1);
 	}
+	if (g && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		idle_append(g);
 }
 
 static void
@@ -768,42 +1029,188 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 		gw_log("http: %s", m);
 }
 
-struct MHD_Daemon *
-http_start(void)
+/* Events on a daemon's epoll set: let libmicrohttpd work. */
+static void
+daemon_event(void *arg, uint32_t events)
 {
-	struct sockaddr_in6 a6;
-	struct sockaddr_in a4;
-	struct sockaddr *sa;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-		MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	(void) events;
+	MHD_run(arg);
+}
 
-	memset(&a4, 0, sizeof(a4));
-	memset(&a6, 0, sizeof(a6));
-	if (inet_pton(AF_INET, gw_config.host, &a4.sin_addr) == 1)
+/* Drive daemon d from the event loop (its epoll set, its timeouts). */
+bool
+http_watch_daemon(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+
+	if (info == NULL || ndaemons >= MAX_DAEMONS)
+		return false;
+	daemons[ndaemons].d = d;
+	daemons[ndaemons].watch.fn = daemon_event;
+	daemons[ndaemons].watch.arg = d;
+	if (!loop_add(&daemons[ndaemons].watch, info->epoll_fd, EPOLLIN))
+		return false;
+	ndaemons++;
+	return true;
+}
+
+/* Stop driving d. */
+void
+http_unwatch_daemon(struct MHD_Daemon *d)
+{
+	for (int i = 0; i < ndaemons; i++)
+		if (daemons[i].d == d)
+		{
+			loop_del(&daemons[i].watch);
+			daemons[i] = daemons[--ndaemons];
+			break;
+		}
+}
+
+/*
+ * A connection was resumed: libmicrohttpd in external-epoll mode notices it
+ * only on its next MHD_run, which http_tick makes at the end of this pass.
+ */
+void
+http_resumed(void)
+{
+	resume_pending = true;
+}
+
+/* Milliseconds until a daemon has timeouts to process (-1: none). */
+int
+http_timeout_ms(void)
+{
+	int			best = -1;
+
+	if (resume_pending)
+		return 0;
+	for (int i = 0; i < ndaemons; i++)
 	{
-		a4.sin_family = AF_INET;
-		a4.sin_port = htons((uint16_t) gw_config.port);
-		sa = (struct sockaddr *) &a4;
+		MHD_UNSIGNED_LONG_LONG t;
+
+		if (MHD_get_timeout(daemons[i].d, &t) == MHD_YES)
+		{
+			int			ms = t > 250 ? 250 : (int) t;
+
+			if (best < 0 || ms < best)
+				best = ms;
+		}
 	}
-	else if (inet_pton(AF_INET6, gw_config.host, &a6.sin6_addr) == 1)
+	return best;
+}
+
+/* After each pass of the loop: resumed connections, expired timeouts. */
+void
+http_tick(void)
+{
+	bool		resumed = resume_pending;
+
+	resume_pending = false;
+	for (int i = 0; i < ndaemons; i++)
 	{
-		a6.sin6_family = AF_INET6;
-		a6.sin6_port = htons((uint16_t) gw_config.port);
-		sa = (struct sockaddr *) &a6;
-		flags |= MHD_USE_IPv6;
+		MHD_UNSIGNED_LONG_LONG t;
+
+		if (resumed || (MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
+			MHD_run(daemons[i].d);
 	}
-	else if (strcmp(gw_config.host, "localhost") == 0)
+}
+
+/* Read a whole (PEM) file into a malloc'd string. */
+static char *
+read_file(const char *path)
+{
+	FILE	   *f = fopen(path, "rb");
+	Buf			b;
+	char		chunk[4096];
+	size_t		n;
+
+	if (f == NULL)
 	{
-		a4.sin_family = AF_INET;
-		a4.sin_port = htons((uint16_t) gw_config.port);
-		a4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		sa = (struct sockaddr *) &a4;
-	}
-	else
-	{
-		gw_log("--host must be an IPv4 or IPv6 address (or localhost): %s", gw_config.host);
+		gw_log("cannot read %s: %s", path, strerror(errno));
 		return NULL;
 	}
+	buf_init(&b);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	return buf_steal(&b, NULL);
+}
+
+/* Parse host (IPv4, IPv6 or localhost) and port into a socket address. */
+bool
+http_sockaddr(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6)
+{
+	struct sockaddr_in *a4 = (struct sockaddr_in *) ss;
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *) ss;
+
+	memset(ss, 0, sizeof(*ss));
+	*ipv6 = false;
+	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1)
+	{
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t) port);
+		return true;
+	}
+	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1)
+	{
+		a6->sin6_family = AF_INET6;
+		a6->sin6_port = htons((uint16_t) port);
+		*ipv6 = true;
+		return true;
+	}
+	if (strcmp(host, "localhost") == 0)
+	{
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t) port);
+		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		return true;
+	}
+	gw_log("a listen address must be an IPv4 or IPv6 address (or localhost): %s", host);
+	return false;
+}
+
+/* Start the API endpoint in the event loop. */
+bool
+http_start(void)
+{
+	struct sockaddr_storage ss;
+	bool		ipv6;
+	unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem opts[16];
+	int			n = 0;
+	/* room for connections being closed while new ones arrive */
+	unsigned int hard_limit = (unsigned int) gw_config.max_connections +
+		(unsigned int) (gw_config.max_connections / 4) + 64;
+
+	if (!http_sockaddr(gw_config.host, gw_config.port, &ss, &ipv6))
+		return false;
+	if (ipv6)
+		flags |= MHD_USE_IPv6;
+	if (gw_config.tls_cert && gw_config.tls_key)
+	{
+		char	   *cert = read_file(gw_config.tls_cert);
+		char	   *key = read_file(gw_config.tls_key);
+
+		if (cert == NULL || key == NULL)
+		{
+			free(cert);
+			free(key);
+			return false;
+		}
+		flags |= MHD_USE_TLS;
+		opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_CERT, 0, cert};
+		opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_HTTPS_MEM_KEY, 0, key};
+	}
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t) mhd_log, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_SOCK_ADDR, 0, &ss};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_CONNECTION_LIMIT, (intptr_t) hard_limit, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_CONNECTION_TIMEOUT, gw_config.timeout, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t) 64 * 1024, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) request_completed, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) notify_connection, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
 
 	/*
 	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: with 1 it sets SO_REUSEPORT, and
@@ -812,14 +1219,40 @@ http_start(void)
 	 * databases).  libmicrohttpd's default, SO_REUSEADDR, still allows an
 	 * immediate restart on the same port.
 	 */
-	return MHD_start_daemon(flags, (uint16_t) gw_config.port, NULL, NULL,
-							access_handler, NULL,
-							MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-							MHD_OPTION_SOCK_ADDR, sa,
-							MHD_OPTION_CONNECTION_LIMIT, (unsigned int) gw_config.max_connections,
-							MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) gw_config.timeout,
-							MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 64 * 1024,
-							MHD_OPTION_THREAD_STACK_SIZE, (size_t) 512 * 1024,
-							MHD_OPTION_NOTIFY_COMPLETED, request_completed, NULL,
-							MHD_OPTION_END);
+	api_daemon = MHD_start_daemon(flags, (uint16_t) gw_config.port, NULL, NULL,
+								  access_handler, NULL,
+								  MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (api_daemon == NULL)
+		return false;
+	if (!http_watch_daemon(api_daemon))
+	{
+		MHD_stop_daemon(api_daemon);
+		api_daemon = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The port the API endpoint listens on. */
+int
+http_bound_port(void)
+{
+	const union MHD_DaemonInfo *info;
+
+	if (api_daemon == NULL)
+		return -1;
+	info = MHD_get_daemon_info(api_daemon, MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : gw_config.port;
+}
+
+/* Stop the API endpoint. */
+void
+http_stop(void)
+{
+	if (api_daemon)
+	{
+		http_unwatch_daemon(api_daemon);
+		MHD_stop_daemon(api_daemon);
+		api_daemon = NULL;
+	}
 }

@@ -2,24 +2,25 @@
  * main.c — dynindex-gateway: options, start, shutdown.
  *
  *   dynindex-gateway [--host ADDR] [--port N] [--dbname CONNINFO]
- *                    [--pool-size N] [--max-connections N] [--timeout S]
+ *                    [--pool-size N] [--pipeline-depth N] [--max-connections N]
+ *                    [--timeout S] [--request-timeout S] [--region R]
+ *                    [--account-id ID] [--tls-cert FILE --tls-key FILE]
+ *                    [--metrics-port N] [--metrics-host ADDR]
  *                    [--dev] [--verbose] [--self-test]
  *
  * Every option can also come from the environment (DYNINDEX_GATEWAY_HOST,
- * _PORT, _DBNAME, _POOL_SIZE, _MAX_CONNECTIONS, _TIMEOUT, _DEV, _VERBOSE); a
- * flag wins over the environment.  The database connection otherwise follows
- * libpq's defaults and PG* variables.
+ * _PORT, _DBNAME, ...); a flag wins over the environment.  The database
+ * connection otherwise follows libpq's defaults and PG* variables.
  */
 #include "gateway.h"
 
 #include <getopt.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <microhttpd.h>
+#include <strings.h>
+#include <sys/resource.h>
 
 static void
 usage(FILE *f)
@@ -32,14 +33,24 @@ usage(FILE *f)
 			"  --dbname CONNINFO      database name or libpq connection string\n"
 			"                         (default: libpq defaults and PG* variables)\n"
 			"  --pool-size N          database connections (default 8)\n"
-			"  --max-connections N    concurrent HTTP connections (default 512)\n"
+			"  --pipeline-depth N     requests sent ahead on one database connection (default 16)\n"
+			"  --max-connections N    open HTTP connections; beyond, the longest idle one is\n"
+			"                         closed for each new client (default 10000)\n"
 			"  --timeout S            idle/slow HTTP connection timeout, seconds (default 120)\n"
+			"  --request-timeout S    a request unanswered this long gets InternalServerError (default 30)\n"
+			"  --region R             region in ARNs when a request names none (default us-east-1)\n"
+			"  --account-id ID        account id in ARNs (default 000000000000)\n"
+			"  --tls-cert FILE        serve HTTPS with this certificate (PEM) ...\n"
+			"  --tls-key FILE         ... and this private key (PEM)\n"
+			"  --metrics-port N       serve Prometheus metrics on this port (default: off; 0 picks one)\n"
+			"  --metrics-host ADDR    address of the metrics endpoint (default 127.0.0.1)\n"
 			"  --dev                  development mode: NO authentication\n"
 			"  --verbose              log every request\n"
 			"  --self-test            run the unit tests and exit\n"
 			"  --help                 this text\n\n"
-			"Environment: DYNINDEX_GATEWAY_HOST, _PORT, _DBNAME, _POOL_SIZE,\n"
-			"_MAX_CONNECTIONS, _TIMEOUT, _DEV=1, _VERBOSE=1.\n");
+			"Environment: DYNINDEX_GATEWAY_HOST, _PORT, _DBNAME, _POOL_SIZE, _PIPELINE_DEPTH,\n"
+			"_MAX_CONNECTIONS, _TIMEOUT, _REQUEST_TIMEOUT, _REGION, _ACCOUNT_ID, _TLS_CERT,\n"
+			"_TLS_KEY, _METRICS_PORT, _METRICS_HOST, _DEV=1, _VERBOSE=1.\n");
 }
 
 static int
@@ -66,6 +77,48 @@ env_true(const char *name)
 		strcasecmp(v, "no") != 0;
 }
 
+/* A valid region name (it ends up in ARNs and in a GUC): letters, digits, '-'. */
+static bool
+valid_region(const char *r)
+{
+	if (*r == '\0' || strlen(r) > 63)
+		return false;
+	for (; *r; r++)
+		if (!((*r >= 'a' && *r <= 'z') || (*r >= 'A' && *r <= 'Z') || (*r >= '0' && *r <= '9') || *r == '-'))
+			return false;
+	return true;
+}
+
+/* Raise the open-file limit as far as allowed; clamp --max-connections to it. */
+static void
+fit_file_limit(void)
+{
+	struct rlimit rl;
+	long		need;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max)
+	{
+		rl.rlim_cur = rl.rlim_max;
+		(void) setrlimit(RLIMIT_NOFILE, &rl);
+		(void) getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* client sockets, room for those being closed, the pool, a margin */
+	need = (long) gw_config.max_connections + gw_config.max_connections / 4 + 64 +
+		gw_config.pool_size + 64;
+	if (rl.rlim_cur != RLIM_INFINITY && need > (long) rl.rlim_cur)
+	{
+		long		fit = ((long) rl.rlim_cur - 128 - gw_config.pool_size) * 4 / 5;
+
+		if (fit < 1)
+			fit = 1;
+		gw_log("the open-file limit (%ld) allows %ld connections: --max-connections lowered from %d",
+			   (long) rl.rlim_cur, fit, gw_config.max_connections);
+		gw_config.max_connections = (int) fit;
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -74,8 +127,16 @@ main(int argc, char **argv)
 		{"port", required_argument, NULL, 'p'},
 		{"dbname", required_argument, NULL, 'd'},
 		{"pool-size", required_argument, NULL, 'P'},
+		{"pipeline-depth", required_argument, NULL, 'L'},
 		{"max-connections", required_argument, NULL, 'm'},
 		{"timeout", required_argument, NULL, 't'},
+		{"request-timeout", required_argument, NULL, 'R'},
+		{"region", required_argument, NULL, 'g'},
+		{"account-id", required_argument, NULL, 'a'},
+		{"tls-cert", required_argument, NULL, 'C'},
+		{"tls-key", required_argument, NULL, 'K'},
+		{"metrics-port", required_argument, NULL, 'M'},
+		{"metrics-host", required_argument, NULL, 'H'},
 		{"dev", no_argument, NULL, 'D'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"self-test", no_argument, NULL, 'T'},
@@ -84,18 +145,20 @@ main(int argc, char **argv)
 	};
 	const char *v;
 	int			ch;
-	sigset_t	sigs;
 	int			sig;
-	struct MHD_Daemon *d;
-	const union MHD_DaemonInfo *info;
 
 	gw_config.host = "127.0.0.1";
 	gw_config.port = 8000;
 	gw_config.conninfo = NULL;
 	gw_config.pool_size = 8;
-	gw_config.max_connections = 512;
+	gw_config.pipeline_depth = 16;
+	gw_config.max_connections = 10000;
 	gw_config.timeout = 120;
-	gw_config.acquire_timeout = 30;
+	gw_config.request_timeout = 30;
+	gw_config.region = "us-east-1";
+	gw_config.account_id = NULL;
+	gw_config.metrics_host = "127.0.0.1";
+	gw_config.metrics_port = -1;
 	if ((v = getenv("DYNINDEX_GATEWAY_HOST")) && *v)
 		gw_config.host = v;
 	if ((v = getenv("DYNINDEX_GATEWAY_PORT")) && *v)
@@ -104,10 +167,26 @@ main(int argc, char **argv)
 		gw_config.conninfo = v;
 	if ((v = getenv("DYNINDEX_GATEWAY_POOL_SIZE")) && *v)
 		gw_config.pool_size = parse_int(v, "DYNINDEX_GATEWAY_POOL_SIZE", 1, 1000);
+	if ((v = getenv("DYNINDEX_GATEWAY_PIPELINE_DEPTH")) && *v)
+		gw_config.pipeline_depth = parse_int(v, "DYNINDEX_GATEWAY_PIPELINE_DEPTH", 1, 1000);
 	if ((v = getenv("DYNINDEX_GATEWAY_MAX_CONNECTIONS")) && *v)
-		gw_config.max_connections = parse_int(v, "DYNINDEX_GATEWAY_MAX_CONNECTIONS", 1, 100000);
+		gw_config.max_connections = parse_int(v, "DYNINDEX_GATEWAY_MAX_CONNECTIONS", 1, 1000000);
 	if ((v = getenv("DYNINDEX_GATEWAY_TIMEOUT")) && *v)
 		gw_config.timeout = parse_int(v, "DYNINDEX_GATEWAY_TIMEOUT", 1, 86400);
+	if ((v = getenv("DYNINDEX_GATEWAY_REQUEST_TIMEOUT")) && *v)
+		gw_config.request_timeout = parse_int(v, "DYNINDEX_GATEWAY_REQUEST_TIMEOUT", 1, 86400);
+	if ((v = getenv("DYNINDEX_GATEWAY_REGION")) && *v)
+		gw_config.region = v;
+	if ((v = getenv("DYNINDEX_GATEWAY_ACCOUNT_ID")) && *v)
+		gw_config.account_id = v;
+	if ((v = getenv("DYNINDEX_GATEWAY_TLS_CERT")) && *v)
+		gw_config.tls_cert = v;
+	if ((v = getenv("DYNINDEX_GATEWAY_TLS_KEY")) && *v)
+		gw_config.tls_key = v;
+	if ((v = getenv("DYNINDEX_GATEWAY_METRICS_PORT")) && *v)
+		gw_config.metrics_port = parse_int(v, "DYNINDEX_GATEWAY_METRICS_PORT", 0, 65535);
+	if ((v = getenv("DYNINDEX_GATEWAY_METRICS_HOST")) && *v)
+		gw_config.metrics_host = v;
 	gw_config.dev = env_true("DYNINDEX_GATEWAY_DEV");
 	gw_config.verbose = env_true("DYNINDEX_GATEWAY_VERBOSE");
 
@@ -127,11 +206,35 @@ main(int argc, char **argv)
 			case 'P':
 				gw_config.pool_size = parse_int(optarg, "--pool-size", 1, 1000);
 				break;
+			case 'L':
+				gw_config.pipeline_depth = parse_int(optarg, "--pipeline-depth", 1, 1000);
+				break;
 			case 'm':
-				gw_config.max_connections = parse_int(optarg, "--max-connections", 1, 100000);
+				gw_config.max_connections = parse_int(optarg, "--max-connections", 1, 1000000);
 				break;
 			case 't':
 				gw_config.timeout = parse_int(optarg, "--timeout", 1, 86400);
+				break;
+			case 'R':
+				gw_config.request_timeout = parse_int(optarg, "--request-timeout", 1, 86400);
+				break;
+			case 'g':
+				gw_config.region = optarg;
+				break;
+			case 'a':
+				gw_config.account_id = optarg;
+				break;
+			case 'C':
+				gw_config.tls_cert = optarg;
+				break;
+			case 'K':
+				gw_config.tls_key = optarg;
+				break;
+			case 'M':
+				gw_config.metrics_port = parse_int(optarg, "--metrics-port", 0, 65535);
+				break;
+			case 'H':
+				gw_config.metrics_host = optarg;
 				break;
 			case 'D':
 				gw_config.dev = true;
@@ -152,13 +255,29 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (!valid_region(gw_config.region))
+	{
+		fprintf(stderr, "dynindex-gateway: invalid --region: %s\n", gw_config.region);
+		return 2;
+	}
+	if (gw_config.account_id && strspn(gw_config.account_id, "0123456789") != strlen(gw_config.account_id))
+	{
+		fprintf(stderr, "dynindex-gateway: invalid --account-id (digits only): %s\n", gw_config.account_id);
+		return 2;
+	}
+	if ((gw_config.tls_cert == NULL) != (gw_config.tls_key == NULL))
+	{
+		fprintf(stderr, "dynindex-gateway: --tls-cert and --tls-key go together\n");
+		return 2;
+	}
 
-	/* Signals are taken by sigwait below; worker threads inherit the mask. */
-	sigemptyset(&sigs);
-	sigaddset(&sigs, SIGINT);
-	sigaddset(&sigs, SIGTERM);
-	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (!loop_init())
+	{
+		gw_log("cannot set up the event loop");
+		return 1;
+	}
+	fit_file_limit();
 
 	if (gw_config.dev)
 	{
@@ -170,23 +289,32 @@ main(int argc, char **argv)
 	if (!pool_init())
 		gw_log("the database is not reachable yet; requests will get InternalServerError until it is");
 
-	d = http_start();
-	if (d == NULL)
+	if (!http_start())
 	{
 		gw_log("cannot listen on %s:%d", gw_config.host, gw_config.port);
 		pool_shutdown();
 		return 1;
 	}
-	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-	printf("dynindex-gateway listening on http://%s:%u (%s, pool %d)\n",
-		   gw_config.host, info ? (unsigned) info->port : (unsigned) gw_config.port,
+	if (!metrics_start())
+	{
+		http_stop();
+		pool_shutdown();
+		return 1;
+	}
+	printf("dynindex-gateway listening on %s://%s:%d (%s, pool %d)\n",
+		   gw_config.tls_cert ? "https" : "http",
+		   gw_config.host, http_bound_port(),
 		   gw_config.dev ? "dev mode, no authentication" : "SigV4 authentication",
 		   gw_config.pool_size);
+	if (metrics_bound_port() >= 0)
+		printf("dynindex-gateway metrics on http://%s:%d/metrics\n", gw_config.metrics_host,
+			   metrics_bound_port());
 	fflush(stdout);
 
-	sigwait(&sigs, &sig);
+	sig = loop_run();
 	gw_log("received signal %d, shutting down", sig);
-	MHD_stop_daemon(d);
 	pool_shutdown();
+	metrics_stop();
+	http_stop();
 	return 0;
 }

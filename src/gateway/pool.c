@@ -1,68 +1,307 @@
 /*
- * pool.c — a fixed pool of libpq connections, the dynindex.api() call and the
- * access-key lookup (with a short cache).
+ * pool.c — a small pool of non-blocking libpq connections in pipeline mode,
+ * driven by the event loop; the dynindex.api() call and the access-key lookup.
  *
- * A connection found broken (server restart, network) is closed and opened
- * again on next use; a call that lost its connection is retried once on a
- * fresh one.  While the server is down, calls fail fast with DB_UNAVAILABLE.
+ * A request becomes a DbJob.  It is sent on an idle connection if there is
+ * one, else on a connection being opened, else pipelined behind the requests
+ * already sent on the least busy connection (at most --pipeline-depth), else
+ * it waits in a queue.  Every request is followed by its own Sync, so each is
+ * its own implicit transaction: a failing request affects no other, and the
+ * role and region set with set_config(..., true) end with it.
+ *
+ * Failures: a job that was never sent (no connection, or the connection was
+ * found closed before sending) is sent again elsewhere.  A job that was sent
+ * when its connection failed may or may not have committed: it is answered
+ * DB_UNKNOWN (InternalServerError) and never re-sent, as a non-idempotent
+ * write must not apply twice.  Only the read-only key lookup is re-sent.
+ * While no connection can be opened, waiting jobs fail at once with
+ * DB_UNAVAILABLE; the next job tries to connect again.  A job unanswered
+ * after --request-timeout gets DB_TIMEOUT (its statement is cancelled).
  */
 #include "gateway.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 
 #include <libpq-fe.h>
 
 GwConfig	gw_config;
 
-typedef struct Slot
-{
-	PGconn	   *conn;
-	bool		busy;
-	bool		prepared;		/* API_STMT and API_ROLE_STMT are prepared on conn */
-} Slot;
-
 /*
- * The API call is a prepared statement on each pooled connection: parsing and
- * planning `SELECT dynindex.api($1, $2)` once instead of per request saves
- * about a fifth of a GetItem's time in the backend (measured with pgbench:
- * 0.103 ms simple vs 0.081 ms prepared).  If preparing fails (e.g. the
- * extension is not installed yet) the call falls back to PQexecParams, and
- * preparing is tried again on the next connection.  PostgreSQL re-plans the
- * statement by itself if the function is replaced.
+ * The API call is a prepared statement on each connection: parsing and
+ * planning once instead of per request saves about a fifth of a GetItem's
+ * backend time.  If preparing fails (the extension is not installed yet) the
+ * call is sent with PQsendQueryParams and preparing is tried again on the next
+ * connection.
+ *
+ * The function scans in FROM run set_config first (role, region), then the
+ * target list calls the API; is_local makes both last only until the
+ * statement's implicit transaction ends (commit or abort).
  */
 /* api_text: JSON text in and out, so strings may hold U+0000 (src/types/nulstr.c) */
-#define API_SQL "SELECT dynindex.api_text($1::text, $2::text)"
+#define API_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
 #define API_STMT "dynindex_api"
+#define API_ROLE_SQL "SELECT dynindex.api_text($3::text, $4::text) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
+#define API_ROLE_STMT "dynindex_api_role"
+/* the same for a database still at extension version 0.1 (no api_text, no U+0000 in strings) */
+#define API_SQL_01 "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
+#define API_ROLE_SQL_01 "SELECT dynindex.api($3::text, $4::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
+#define PROBE_SQL "SELECT pg_catalog.to_regprocedure('dynindex.api_text(text,text)') IS NULL"
+#define KEY_SQL "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1"
+
+#define SETUP_PROBE 0			/* is the extension at 0.2 (dynindex.api_text)? */
+#define SETUP_PREPARE_API 1
+#define SETUP_PREPARE_ROLE 2
+#define SETUP_ACCOUNT 3
+
+typedef enum SlotState
+{
+	SLOT_DOWN,
+	SLOT_CONNECTING,
+	SLOT_SETUP,					/* connected; prepares in flight */
+	SLOT_READY
+} SlotState;
+
+typedef struct PgSlot
+{
+	int			id;
+	PGconn	   *conn;
+	SlotState	state;
+	LoopWatch	watch;
+	DbJob	   *head;			/* sent, awaiting results, in order */
+	DbJob	   *tail;
+	int			inflight;
+	bool		prepared;
+	bool		v01;			/* the database's extension is at 0.1: call dynindex.api */
+	bool		cancel_sent;
+	bool		ever_connected;
+	double		connect_deadline;
+} PgSlot;
+
+static PgSlot *slots;
+static int	nslots;
+static DbJob *wait_head;
+static DbJob *wait_tail;
+static int	nwaiting;
+static PoolStats stats;
+static double next_tick;
+static int	busy_depth;			/* > 0: inside pool processing; dispatch later */
+
+static void dispatch(void);
+static void slot_event(void *arg, uint32_t events);
+
+/* A new job of this kind; done(job) will be called with the outcome. */
+DbJob *
+db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg)
+{
+	DbJob	   *j = calloc(1, sizeof(DbJob));
+
+	if (j == NULL)
+		return NULL;
+	j->kind = kind;
+	j->done = done;
+	j->arg = arg;
+	return j;
+}
+
+void
+db_result_free(DbResult *r)
+{
+	free(r->json);
+	free(r->message);
+	free(r->detail);
+	free(r->table);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Free a job the pool owns (its done() has run or will never run). */
+static void
+job_free(DbJob *j)
+{
+	if (j->res)
+		PQclear(j->res);
+	if (j->pgres)
+		PQclear(j->pgres);
+	db_result_free(&j->result);
+	memset(j->secret, 0, sizeof(j->secret));
+	free(j);
+}
+
+/* Hand the outcome to the job's owner (once), then free the job. */
+static void
+job_complete(DbJob *j)
+{
+	if (!j->abandoned && j->done)
+		j->done(j);
+	job_free(j);
+}
+
+/* Complete j with a status and no result. */
+static void
+job_fail(DbJob *j, DbStatus st)
+{
+	j->result.status = st;
+	if (j->kind == JOB_KEY)
+		j->key_found = -1;
+	job_complete(j);
+}
+
+static void
+waitq_push(DbJob *j, bool front)
+{
+	j->next = NULL;
+	if (wait_head == NULL)
+		wait_head = wait_tail = j;
+	else if (front)
+	{
+		j->next = wait_head;
+		wait_head = j;
+	}
+	else
+	{
+		wait_tail->next = j;
+		wait_tail = j;
+	}
+	nwaiting++;
+}
+
+static DbJob *
+waitq_pop(void)
+{
+	DbJob	   *j = wait_head;
+
+	if (j)
+	{
+		wait_head = j->next;
+		if (wait_head == NULL)
+			wait_tail = NULL;
+		j->next = NULL;
+		nwaiting--;
+	}
+	return j;
+}
+
+static void
+trim_newline(char *s)
+{
+	size_t		n;
+
+	if (!s)
+		return;
+	n = strlen(s);
+	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
+		s[--n] = '\0';
+}
+
+/* Log a libpq message on one line. */
+static void
+log_pq(const char *what, const char *m)
+{
+	char	   *c = strdup(m ? m : "");
+
+	trim_newline(c);
+	gw_log("%s: %s", what, c ? c : "");
+	free(c);
+}
+
+/* Watch the slot's socket for input, and for output while libpq has unsent data. */
+static void
+slot_watch_update(PgSlot *s)
+{
+	uint32_t	ev = EPOLLIN | EPOLLRDHUP;
+
+	if (s->conn == NULL || s->watch.fd < 0)
+		return;
+	if (s->state == SLOT_CONNECTING)
+		return;					/* slot_connect_poll sets the events */
+	if (PQflush(s->conn) > 0)
+		ev |= EPOLLOUT;
+	loop_mod(&s->watch, ev);
+}
+
+/* Close the slot's connection (no jobs are attached). */
+static void
+slot_close(PgSlot *s)
+{
+	loop_del(&s->watch);
+	if (s->conn)
+		PQfinish(s->conn);
+	s->conn = NULL;
+	s->state = SLOT_DOWN;
+	s->prepared = false;
+	s->cancel_sent = false;
+}
 
 /*
- * The same call as an access key's role, in one round trip: the function scan
- * in FROM runs set_config first, then the target list calls the API as that
- * role; is_local makes the role last only until the statement's implicit
- * transaction ends (commit or abort), so the connection goes back to the
- * pool in the gateway's own role without a RESET ROLE.
+ * The connection broke.  Jobs sent on it have an unknown outcome: answered
+ * DB_UNKNOWN, except key lookups (read-only), which go back to the queue.
  */
-#define API_ROLE_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('role', $1, true) AS r"
-/* the same for a database still at extension version 0.1 (no U+0000 in strings there) */
-#define API_SQL_01 "SELECT dynindex.api($1::text, $2::jsonb)"
-#define API_ROLE_SQL_01 "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r"
-#define API_ROLE_STMT "dynindex_api_role"
+static void
+slot_broken(PgSlot *s, const char *why)
+{
+	DbJob	   *j = s->head;
 
-static Slot *slots;
-static int	nslots;
-static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t pool_cond = PTHREAD_COND_INITIALIZER;
+	if (s->state == SLOT_READY || s->state == SLOT_SETUP)
+		stats.lost++;
+	if (why)
+		log_pq(j ? "lost the database connection with requests in flight (not retried: their outcome is unknown)" :
+			   "lost the database connection", why);
+	s->head = s->tail = NULL;
+	s->inflight = 0;
+	slot_close(s);
+	while (j)
+	{
+		DbJob	   *next = j->next;
 
-static PGconn *
-connect_db(void)
+		j->next = NULL;
+		j->slot = NULL;
+		if (j->res)
+		{
+			PQclear(j->res);
+			j->res = NULL;
+		}
+		j->stage = 0;
+		if (j->kind == JOB_SETUP)
+			job_free(j);
+		else if (j->abandoned)
+			job_free(j);
+		else if ((j->kind == JOB_KEY || j->kind == JOB_SQL) && ++j->attempts < 2)
+		{
+			j->sent = false;
+			stats.retried++;
+			waitq_push(j, true);
+		}
+		else if (j->kind == JOB_KEY || j->kind == JOB_SQL)
+			job_fail(j, DB_UNAVAILABLE);
+		else
+		{
+			stats.unknown_outcome++;
+			job_fail(j, DB_UNKNOWN);
+		}
+		j = next;
+	}
+}
+
+/* libpq's notices (WARNINGs from the extension) go to the gateway's log. */
+static void
+notice_processor(void *arg, const char *message)
+{
+	(void) arg;
+	if (gw_config.verbose)
+		log_pq("notice", message);
+}
+
+/* Start opening a connection on slot s. */
+static bool
+slot_connect_start(PgSlot *s)
 {
 	const char *keys[] = {"dbname", "fallback_application_name", "connect_timeout", NULL};
 	const char *vals[] = {gw_config.conninfo, "dynindex-gateway", "5", NULL};
-	PGconn	   *c;
+	int			fd;
 
 	/* dbname may be a full connection string; later keywords only fill gaps. */
 	if (gw_config.conninfo == NULL || gw_config.conninfo[0] == '\0')
@@ -74,136 +313,164 @@ connect_db(void)
 		keys[2] = NULL;
 		vals[2] = NULL;
 	}
-	c = PQconnectdbParams(keys, vals, 1);
-	if (c == NULL)
-		return NULL;
-	if (PQstatus(c) != CONNECTION_OK)
+	s->conn = PQconnectStartParams(keys, vals, 1);
+	if (s->conn == NULL || PQstatus(s->conn) == CONNECTION_BAD ||
+		(fd = PQsocket(s->conn)) < 0)
 	{
-		char	   *m = PQerrorMessage(c);
-		size_t		n = strlen(m);
-
-		while (n > 0 && (m[n - 1] == '\n' || m[n - 1] == ' '))
-			m[--n] = '\0';
-		gw_log("cannot connect to PostgreSQL: %s", m);
-		PQfinish(c);
-		return NULL;
-	}
-	return c;
-}
-
-static bool slot_connect(Slot *s);
-
-bool
-pool_init(void)
-{
-	nslots = gw_config.pool_size;
-	slots = calloc((size_t) nslots, sizeof(Slot));
-	if (slots == NULL)
+		if (s->conn)
+			log_pq("cannot connect to PostgreSQL", PQerrorMessage(s->conn));
+		stats.connect_failures++;
+		slot_close(s);
 		return false;
-	/* Open one connection up front so configuration errors show at start. */
-	return slot_connect(&slots[0]);
-}
-
-void
-pool_shutdown(void)
-{
-	pthread_mutex_lock(&pool_lock);
-	for (int i = 0; i < nslots; i++)
-	{
-		if (slots[i].conn && !slots[i].busy)
-		{
-			PQfinish(slots[i].conn);
-			slots[i].conn = NULL;
-		}
 	}
-	pthread_mutex_unlock(&pool_lock);
-}
-
-/* Take a slot; NULL if none became free within the acquire timeout. */
-static Slot *
-pool_acquire(void)
-{
-	struct timespec deadline;
-	Slot	   *s = NULL;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += gw_config.acquire_timeout;
-	pthread_mutex_lock(&pool_lock);
-	for (;;)
+	s->state = SLOT_CONNECTING;
+	s->connect_deadline = gw_now() + 5.0;
+	s->watch.fn = slot_event;
+	s->watch.arg = s;
+	if (!loop_add(&s->watch, fd, EPOLLOUT))
 	{
-		/* Prefer a slot with an open connection. */
-		for (int i = 0; i < nslots && !s; i++)
-			if (!slots[i].busy && slots[i].conn)
-				s = &slots[i];
-		for (int i = 0; i < nslots && !s; i++)
-			if (!slots[i].busy)
-				s = &slots[i];
-		if (s)
-		{
-			s->busy = true;
-			break;
-		}
-		if (pthread_cond_timedwait(&pool_cond, &pool_lock, &deadline) == ETIMEDOUT)
-			break;
+		stats.connect_failures++;
+		slot_close(s);
+		return false;
 	}
-	pthread_mutex_unlock(&pool_lock);
-	return s;
+	return true;
 }
 
-static void
-pool_release(Slot *s)
-{
-	pthread_mutex_lock(&pool_lock);
-	s->busy = false;
-	pthread_cond_signal(&pool_cond);
-	pthread_mutex_unlock(&pool_lock);
-}
-
-/* Make sure the slot has a usable connection. */
+/* Queue one setup statement (its own Sync); false if libpq refused it. */
 static bool
-slot_connect(Slot *s)
+send_setup_one(PgSlot *s, int kind)
 {
-	if (s->conn && PQstatus(s->conn) == CONNECTION_OK)
-		return true;
-	if (s->conn)
-		PQfinish(s->conn);
-	s->prepared = false;
-	s->conn = connect_db();
-	if (s->conn)
+	DbJob	   *j = db_job_new(JOB_SETUP, NULL, NULL);
+	int			ok;
+
+	if (j == NULL)
+		return false;
+	j->setup = kind;
+	if (kind == SETUP_PROBE)
+		ok = PQsendQueryParams(s->conn, PROBE_SQL, 0, NULL, NULL, NULL, NULL, 0);
+	else if (kind == SETUP_PREPARE_API)
+		ok = PQsendPrepare(s->conn, API_STMT, s->v01 ? API_SQL_01 : API_SQL, 3, NULL);
+	else if (kind == SETUP_PREPARE_ROLE)
+		ok = PQsendPrepare(s->conn, API_ROLE_STMT, s->v01 ? API_ROLE_SQL_01 : API_ROLE_SQL, 4, NULL);
+	else
 	{
-		PGresult   *res = PQprepare(s->conn, API_STMT, API_SQL, 2, NULL);
-		bool		v01 = false;
-		/* a database still at extension version 0.1 has no dynindex.api_text */
-		const char *st = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		const char *p[1] = {gw_config.account_id};
 
-		if (st && strcmp(st, "42883") == 0)
-		{
-			PQclear(res);
-			res = PQprepare(s->conn, API_STMT, API_SQL_01, 2, NULL);
-			v01 = true;
-		}
-		s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
-		PQclear(res);
-		if (s->prepared)
-		{
-			res = PQprepare(s->conn, API_ROLE_STMT, v01 ? API_ROLE_SQL_01 : API_ROLE_SQL, 3, NULL);
-			s->prepared = res && PQresultStatus(res) == PGRES_COMMAND_OK;
-			PQclear(res);
-		}
+		ok = PQsendQueryParams(s->conn, "SELECT pg_catalog.set_config('dynindex.account_id', $1, false)",
+							   1, NULL, p, NULL, NULL, 0);
 	}
-	return s->conn != NULL;
+	if (!ok || !PQpipelineSync(s->conn))
+	{
+		job_free(j);
+		return false;
+	}
+	j->sent = true;
+	j->slot = s;
+	if (s->tail)
+		s->tail->next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	s->inflight++;
+	return true;
 }
 
-static void
-slot_drop(Slot *s)
+/*
+ * Queue the statements every new connection runs first: the probe for the
+ * extension's version; when it answers, the prepares (take_setup_result).
+ */
+static bool
+send_setup(PgSlot *s)
 {
-	if (s->conn)
-		PQfinish(s->conn);
-	s->conn = NULL;
-	s->prepared = false;
+	return send_setup_one(s, SETUP_PROBE);
 }
 
-/* Did this result (or its absence) mean the connection is gone? */
+/* The connection is open: switch to non-blocking pipeline mode and prepare. */
+static void
+slot_connected(PgSlot *s)
+{
+	PQsetNoticeProcessor(s->conn, notice_processor, NULL);
+	if (PQsetnonblocking(s->conn, 1) != 0 || PQenterPipelineMode(s->conn) != 1)
+	{
+		log_pq("cannot enter pipeline mode", PQerrorMessage(s->conn));
+		stats.connect_failures++;
+		slot_close(s);
+		return;
+	}
+	s->state = SLOT_SETUP;
+	s->prepared = true;			/* until a prepare fails */
+	stats.connects++;
+	if (s->ever_connected)
+		stats.reconnects++;
+	s->ever_connected = true;
+	if (!send_setup(s))
+	{
+		slot_broken(s, PQerrorMessage(s->conn));
+		return;
+	}
+	slot_watch_update(s);
+}
+
+/* No connection is open or opening: nothing waiting can run now. */
+static void
+fail_waiting_if_down(void)
+{
+	for (int i = 0; i < nslots; i++)
+		if (slots[i].state != SLOT_DOWN)
+			return;
+	while (wait_head)
+		job_fail(waitq_pop(), DB_UNAVAILABLE);
+}
+
+/* Drive a connection attempt. */
+static void
+slot_connect_poll(PgSlot *s)
+{
+	PostgresPollingStatusType st = PQconnectPoll(s->conn);
+	int			fd = PQsocket(s->conn);
+
+	switch (st)
+	{
+		case PGRES_POLLING_OK:
+			loop_del(&s->watch);
+			if (fd < 0 || !loop_add(&s->watch, fd, EPOLLIN | EPOLLRDHUP))
+			{
+				slot_close(s);
+				break;
+			}
+			slot_connected(s);
+			break;
+		case PGRES_POLLING_READING:
+		case PGRES_POLLING_WRITING:
+			{
+				uint32_t	ev = st == PGRES_POLLING_READING ? EPOLLIN : EPOLLOUT;
+
+				/* libpq may have moved to another socket (another host or address) */
+				if (fd != s->watch.fd)
+				{
+					loop_del(&s->watch);
+					if (fd < 0 || !loop_add(&s->watch, fd, ev))
+					{
+						stats.connect_failures++;
+						slot_close(s);
+					}
+				}
+				else
+					loop_mod(&s->watch, ev);
+				return;
+			}
+		case PGRES_POLLING_FAILED:
+		default:
+			log_pq("cannot connect to PostgreSQL", PQerrorMessage(s->conn));
+			stats.connect_failures++;
+			slot_close(s);
+			break;
+	}
+	if (s->state == SLOT_DOWN)
+		fail_waiting_if_down();
+}
+
+/* Did this result mean the connection is gone? */
 static bool
 connection_lost(PGconn *c, PGresult *res)
 {
@@ -226,67 +493,6 @@ dup_or_null(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static void
-trim_newline(char *s)
-{
-	size_t		n;
-
-	if (!s)
-		return;
-	n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' '))
-		s[--n] = '\0';
-}
-
-void
-db_result_free(DbResult *r)
-{
-	free(r->json);
-	free(r->message);
-	free(r->detail);
-	free(r->table);
-	memset(r, 0, sizeof(*r));
-}
-
-/* Fill r from a failed API call. */
-static void
-take_error(PGconn *c, PGresult *res, const char *body, bool with_role, DbResult *r)
-{
-	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	const char *ctx = PQresultErrorField(res, PG_DIAG_CONTEXT);
-
-	snprintf(r->sqlstate, sizeof(r->sqlstate), "%s", st ? st : "XX000");
-	r->message = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
-	r->detail = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
-	r->status = DB_ERROR;
-
-	/* The body failed jsonb input: it is not valid JSON. */
-	if (ctx && (strstr(ctx, with_role ? "portal parameter $3" : "portal parameter $2") ||
-				strstr(ctx, "dynindex request body")) &&
-		(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
-	{
-		r->status = DB_SERIALIZATION;
-		return;
-	}
-	if (strcmp(r->sqlstate, "42501") == 0)
-	{
-		const char *params[1] = {body};
-		PGresult   *t = PQexecParams(c, "SELECT coalesce($1::jsonb ->> 'TableName', $1::jsonb ->> 'ResourceArn')", 1, NULL,
-									 params, NULL, NULL, 0);
-
-		if (t && PQresultStatus(t) == PGRES_TUPLES_OK && PQntuples(t) == 1 &&
-			!PQgetisnull(t, 0, 0))
-			r->table = strdup(PQgetvalue(t, 0, 0));
-		PQclear(t);
-	}
-	if (strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0)
-	{
-		char	   *m = PQresultErrorMessage(res);
-
-		gw_log("internal error from dynindex.api: %s%s", m, "");
-	}
-}
-
 /*
  * Did set_config refuse the role (the gateway's role is not a member of it,
  * or it does not exist)?  A misconfiguration, not the client's fault.  The
@@ -305,87 +511,69 @@ role_refused(PGresult *res)
 		 strstr(m, "\" does not exist") != NULL);
 }
 
-void
-db_call_api(const char *op, const char *body, const char *role, DbResult *r)
+/* Fill j->result from the API call's result. */
+static void
+take_api_result(DbJob *j, PGresult *res)
 {
-	Slot	   *s;
+	DbResult   *r = &j->result;
 
-	memset(r, 0, sizeof(*r));
-	r->status = DB_UNAVAILABLE;
-	s = pool_acquire();
-	if (s == NULL)
+	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 	{
-		gw_log("no database connection free within %d s", gw_config.acquire_timeout);
+		size_t		n = (size_t) PQgetlength(res, 0, 0);
+
+		r->json = malloc(n + 1);
+		if (r->json)
+		{
+			memcpy(r->json, PQgetvalue(res, 0, 0), n + 1);
+			r->json_len = n;
+			r->status = DB_OK;
+		}
+		else
+			r->status = DB_UNAVAILABLE;
 		return;
 	}
-	for (int attempt = 0; attempt < 2; attempt++)
+	if (j->role && role_refused(res))
 	{
-		const char *params[3] = {role, op, body};
-		PGresult   *res;
+		char	   *m = strdup(PQresultErrorMessage(res));
 
-		if (!slot_connect(s))
-			break;
-
-		if (s->prepared)
-			res = role ? PQexecPrepared(s->conn, API_ROLE_STMT, 3, params, NULL, NULL, 0)
-				: PQexecPrepared(s->conn, API_STMT, 2, params + 1, NULL, NULL, 0);
-		else
-			res = role ? PQexecParams(s->conn, API_ROLE_SQL, 3, NULL, params, NULL, NULL, 0)
-				: PQexecParams(s->conn, API_SQL, 2, NULL, params + 1, NULL, NULL, 0);
-		if (connection_lost(s->conn, res))
-		{
-			if (res && PQresultStatus(res) == PGRES_FATAL_ERROR)
-			{
-				char	   *m = strdup(PQresultErrorMessage(res));
-
-				trim_newline(m);
-				gw_log("lost the database connection%s: %s",
-					   attempt == 0 ? ", retrying once" : "", m ? m : "");
-				free(m);
-			}
-			PQclear(res);
-			slot_drop(s);
-			continue;
-		}
-		if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
-			!PQgetisnull(res, 0, 0))
-		{
-			size_t		n = (size_t) PQgetlength(res, 0, 0);
-
-			r->json = malloc(n + 1);
-			if (r->json)
-			{
-				memcpy(r->json, PQgetvalue(res, 0, 0), n + 1);
-				r->json_len = n;
-				r->status = DB_OK;
-			}
-			else
-				r->status = DB_UNAVAILABLE;
-		}
-		else if (role && role_refused(res))
-		{
-			char	   *m = strdup(PQresultErrorMessage(res));
-
-			trim_newline(m);
-			gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
-				   role, m ? m : "");
-			free(m);
-			snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
-			r->status = DB_ERROR;
-		}
-		else if (PQresultStatus(res) == PGRES_FATAL_ERROR)
-			take_error(s->conn, res, body, role != NULL, r);
-		else
-		{
-			gw_log("dynindex.api returned no result (status %s)",
-				   PQresStatus(PQresultStatus(res)));
-			snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
-			r->status = DB_ERROR;
-		}
-		PQclear(res);
-		break;
+		trim_newline(m);
+		gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
+			   j->role, m ? m : "");
+		free(m);
+		snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
+		r->status = DB_ERROR;
+		return;
 	}
-	pool_release(s);
+	if (PQresultStatus(res) == PGRES_FATAL_ERROR)
+	{
+		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+		const char *ctx = PQresultErrorField(res, PG_DIAG_CONTEXT);
+
+		snprintf(r->sqlstate, sizeof(r->sqlstate), "%s", st ? st : "XX000");
+		r->message = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
+		r->detail = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
+		r->status = DB_ERROR;
+		/* The body failed jsonb input: it is not valid JSON. */
+		if (ctx && (strstr(ctx, j->role ? "portal parameter $4" : "portal parameter $3") ||
+					strstr(ctx, "dynindex request body")) &&
+			(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
+		{
+			r->status = DB_SERIALIZATION;
+			return;
+		}
+		if (strcmp(r->sqlstate, "42501") == 0)
+		{
+			r->table = gw_json_top_string(j->body, "TableName");
+			if (r->table == NULL)
+				r->table = gw_json_top_string(j->body, "ResourceArn");
+		}
+		if (strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0)
+			log_pq("internal error from dynindex.api", PQresultErrorMessage(res));
+		return;
+	}
+	gw_log("dynindex.api returned no result (status %s)", PQresStatus(PQresultStatus(res)));
+	snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
+	r->status = DB_ERROR;
 }
 
 /* ---- access keys ---- */
@@ -404,7 +592,6 @@ typedef struct KeyEntry
 } KeyEntry;
 
 static KeyEntry key_cache[KEY_CACHE_SIZE];
-static pthread_mutex_t key_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static unsigned
 key_hash(const char *s)
@@ -417,79 +604,509 @@ key_hash(const char *s)
 }
 
 int
-keys_lookup(const char *access_key, char *secret, size_t secretlen,
+keys_cached(const char *access_key, char *secret, size_t secretlen,
 			char *role, size_t rolelen)
 {
-	unsigned	h = key_hash(access_key);
-	time_t		now = time(NULL);
-	KeyEntry	e;
-	Slot	   *s;
-	int			result = -1;
+	KeyEntry   *e = &key_cache[key_hash(access_key)];
 
-	if (strlen(access_key) >= sizeof(e.id))
+	if (strlen(access_key) >= sizeof(e->id))
 		return 0;
-	pthread_mutex_lock(&key_lock);
-	if (strcmp(key_cache[h].id, access_key) == 0 && key_cache[h].expires > now)
-	{
-		e = key_cache[h];
-		pthread_mutex_unlock(&key_lock);
-		if (e.found)
-		{
-			snprintf(secret, secretlen, "%s", e.secret);
-			snprintf(role, rolelen, "%s", e.role);
-		}
-		return e.found ? 1 : 0;
-	}
-	pthread_mutex_unlock(&key_lock);
-
-	s = pool_acquire();
-	if (s == NULL)
+	if (strcmp(e->id, access_key) != 0 || e->expires <= time(NULL))
 		return -1;
-	for (int attempt = 0; attempt < 2; attempt++)
+	if (e->found)
 	{
-		const char *params[1] = {access_key};
-		PGresult   *res;
+		snprintf(secret, secretlen, "%s", e->secret);
+		snprintf(role, rolelen, "%s", e->role);
+	}
+	return e->found ? 1 : 0;
+}
 
-		if (!slot_connect(s))
+/* Fill a key job from the lookup's result and cache it. */
+static void
+take_key_result(DbJob *j, PGresult *res)
+{
+	KeyEntry   *e = &key_cache[key_hash(j->body)];
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		log_pq("cannot look up access keys (is dynindex installed?)", PQresultErrorMessage(res));
+		j->key_found = -1;
+		return;
+	}
+	memset(e, 0, sizeof(*e));
+	snprintf(e->id, sizeof(e->id), "%s", j->body);
+	e->found = PQntuples(res) == 1;
+	if (e->found)
+	{
+		snprintf(e->secret, sizeof(e->secret), "%s", PQgetvalue(res, 0, 0));
+		snprintf(e->role, sizeof(e->role), "%s", PQgetvalue(res, 0, 1));
+		snprintf(j->secret, sizeof(j->secret), "%s", e->secret);
+		snprintf(j->key_role, sizeof(j->key_role), "%s", e->role);
+	}
+	e->expires = time(NULL) + (e->found ? KEY_TTL_FOUND : KEY_TTL_MISSING);
+	j->key_found = e->found ? 1 : 0;
+}
+
+/* A setup statement's answer. */
+static void
+take_setup_result(PgSlot *s, DbJob *j, PGresult *res)
+{
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
+	if (j->setup == SETUP_PROBE)
+	{
+		/* a database still at extension version 0.1 has no dynindex.api_text */
+		s->v01 = st != PGRES_TUPLES_OK || PQntuples(res) != 1 ||
+			strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+		if (!send_setup_one(s, SETUP_PREPARE_API) || !send_setup_one(s, SETUP_PREPARE_ROLE) ||
+			(gw_config.account_id && !send_setup_one(s, SETUP_ACCOUNT)))
+			s->prepared = false;
+		slot_watch_update(s);
+	}
+	else if (j->setup == SETUP_PREPARE_API || j->setup == SETUP_PREPARE_ROLE)
+	{
+		if (st != PGRES_COMMAND_OK)
+			s->prepared = false;
+	}
+	else if (st != PGRES_TUPLES_OK)
+		log_pq("cannot set dynindex.account_id", res ? PQresultErrorMessage(res) : "");
+}
+
+/* The head job of s has all its results: finish it. */
+static void
+finish_head(PgSlot *s)
+{
+	DbJob	   *j = s->head;
+	PGresult   *res = j->res;
+
+	s->head = j->next;
+	if (s->head == NULL)
+		s->tail = NULL;
+	s->inflight--;
+	j->next = NULL;
+	j->slot = NULL;
+	j->res = NULL;
+	if (j->kind == JOB_SETUP)
+	{
+		take_setup_result(s, j, res);
+		if (res)
+			PQclear(res);
+		job_free(j);
+		if (s->state == SLOT_SETUP && (s->head == NULL || s->head->kind != JOB_SETUP))
+			s->state = SLOT_READY;
+		return;
+	}
+	if (j->abandoned)
+	{
+		if (res)
+			PQclear(res);
+		job_free(j);
+		return;
+	}
+	if (res == NULL)
+	{
+		j->result.status = DB_ERROR;
+		snprintf(j->result.sqlstate, sizeof(j->result.sqlstate), "XX000");
+		j->key_found = -1;
+	}
+	else if (j->kind == JOB_API)
+		take_api_result(j, res);
+	else if (j->kind == JOB_KEY)
+		take_key_result(j, res);
+	else
+	{
+		j->pgres = res;
+		res = NULL;
+	}
+	if (res)
+		PQclear(res);
+	job_complete(j);
+}
+
+/*
+ * Read what the server sent and finish the jobs whose results are complete.
+ * Each job's results are: one PGresult (tuples or error), NULL, then the
+ * pipeline's Sync.
+ */
+static void
+slot_read(PgSlot *s)
+{
+	if (!PQconsumeInput(s->conn))
+	{
+		slot_broken(s, PQerrorMessage(s->conn));
+		return;
+	}
+	while (s->head && !PQisBusy(s->conn))
+	{
+		DbJob	   *j = s->head;
+		PGresult   *res = PQgetResult(s->conn);
+
+		if (res == NULL)
+		{
+			if (j->stage == 1)
+			{
+				j->stage = 2;
+				continue;
+			}
 			break;
-		res = PQexecParams(s->conn,
-						   "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1",
-						   1, NULL, params, NULL, NULL, 0);
-		if (connection_lost(s->conn, res))
+		}
+		if (PQresultStatus(res) == PGRES_PIPELINE_SYNC)
 		{
 			PQclear(res);
-			slot_drop(s);
+			if (j->res && connection_lost(s->conn, j->res))
+			{
+				slot_broken(s, PQresultErrorMessage(j->res));
+				return;
+			}
+			finish_head(s);
 			continue;
 		}
-		if (PQresultStatus(res) == PGRES_TUPLES_OK)
+		if (j->stage == 0)
 		{
-			memset(&e, 0, sizeof(e));
-			snprintf(e.id, sizeof(e.id), "%s", access_key);
-			e.found = PQntuples(res) == 1;
-			if (e.found)
+			j->res = res;
+			j->stage = 1;
+			if (connection_lost(s->conn, res) && PQstatus(s->conn) != CONNECTION_OK)
 			{
-				snprintf(e.secret, sizeof(e.secret), "%s", PQgetvalue(res, 0, 0));
-				snprintf(e.role, sizeof(e.role), "%s", PQgetvalue(res, 0, 1));
-				snprintf(secret, secretlen, "%s", e.secret);
-				snprintf(role, rolelen, "%s", e.role);
+				slot_broken(s, PQresultErrorMessage(res));
+				return;
 			}
-			e.expires = now + (e.found ? KEY_TTL_FOUND : KEY_TTL_MISSING);
-			pthread_mutex_lock(&key_lock);
-			key_cache[h] = e;
-			pthread_mutex_unlock(&key_lock);
-			result = e.found ? 1 : 0;
 		}
 		else
-		{
-			char	   *m = strdup(PQresultErrorMessage(res));
-
-			trim_newline(m);
-			gw_log("cannot look up access keys (is dynindex installed?): %s", m ? m : "");
-			free(m);
-		}
-		PQclear(res);
-		break;
+			PQclear(res);
 	}
-	pool_release(s);
-	return result;
+	if (s->conn == NULL)
+		return;
+	if (PQstatus(s->conn) != CONNECTION_OK)
+	{
+		slot_broken(s, PQerrorMessage(s->conn));
+		return;
+	}
+	if (s->head == NULL)
+		s->cancel_sent = false;
+}
+
+/* Socket events of a slot. */
+static void
+slot_event(void *arg, uint32_t events)
+{
+	PgSlot	   *s = arg;
+
+	if (s->conn == NULL)
+		return;
+	busy_depth++;
+	if (s->state == SLOT_CONNECTING)
+		slot_connect_poll(s);
+	else
+	{
+		if ((events & EPOLLOUT) && PQflush(s->conn) < 0)
+			slot_broken(s, PQerrorMessage(s->conn));
+		if (s->conn && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+			slot_read(s);
+		if (s->conn)
+			slot_watch_update(s);
+	}
+	busy_depth--;
+	dispatch();
+}
+
+/* Send job j on s (READY).  False: nothing was sent, the connection is bad. */
+static bool
+slot_send(PgSlot *s, DbJob *j)
+{
+	int			ok;
+
+	if (j->kind == JOB_API)
+	{
+		const char *params[4] = {j->role, j->region, j->op, j->body};
+		const char *const *p = j->role ? params : params + 1;
+		int			n = j->role ? 4 : 3;
+
+		if (s->prepared)
+			ok = PQsendQueryPrepared(s->conn, j->role ? API_ROLE_STMT : API_STMT, n, p,
+									 NULL, NULL, 0);
+		else
+			ok = PQsendQueryParams(s->conn, j->role ? (s->v01 ? API_ROLE_SQL_01 : API_ROLE_SQL) :
+								   (s->v01 ? API_SQL_01 : API_SQL), n, NULL, p,
+								   NULL, NULL, 0);
+	}
+	else if (j->kind == JOB_KEY)
+	{
+		const char *params[1] = {j->body};
+
+		ok = PQsendQueryParams(s->conn, KEY_SQL, 1, NULL, params, NULL, NULL, 0);
+	}
+	else
+		ok = PQsendQueryParams(s->conn, j->sql, 0, NULL, NULL, NULL, NULL, 0);
+	if (!ok)
+		return false;
+	/*
+	 * From here the request may reach the server: if the connection fails
+	 * now, its outcome is unknown.
+	 */
+	j->sent = true;
+	j->slot = s;
+	j->stage = 0;
+	j->next = NULL;
+	if (s->tail)
+		s->tail->next = j;
+	else
+		s->head = j;
+	s->tail = j;
+	s->inflight++;
+	if (!PQpipelineSync(s->conn))
+	{
+		slot_broken(s, PQerrorMessage(s->conn));
+		return true;
+	}
+	slot_watch_update(s);
+	return true;
+}
+
+/* Give waiting jobs to connections; open connections as needed. */
+static void
+dispatch(void)
+{
+	bool		connect_failed = false;
+
+	if (busy_depth > 0)
+		return;
+	busy_depth++;
+	while (wait_head)
+	{
+		PgSlot	   *best = NULL;
+		PgSlot	   *down = NULL;
+		int			opening = 0;
+		DbJob	   *j;
+
+		for (int i = 0; i < nslots; i++)
+		{
+			PgSlot	   *s = &slots[i];
+
+			if (s->state == SLOT_READY)
+			{
+				if (best == NULL || s->inflight < best->inflight)
+					best = s;
+			}
+			else if (s->state == SLOT_DOWN)
+			{
+				if (down == NULL)
+					down = s;
+			}
+			else
+				opening++;
+		}
+		/* An idle connection: send at once. */
+		if (best == NULL || best->inflight > 0)
+		{
+			/* Open another connection while the pool is not full... */
+			if (down && !connect_failed && opening < nwaiting)
+			{
+				if (slot_connect_start(down))
+					continue;
+				connect_failed = true;
+				fail_waiting_if_down();
+				continue;
+			}
+			/* ... and wait for one being opened. */
+			if (opening > 0 || best == NULL || best->inflight >= gw_config.pipeline_depth)
+				break;
+		}
+		j = waitq_pop();
+		if (!slot_send(best, j))
+		{
+			/* nothing sent: the connection was bad before the request */
+			stats.retried++;
+			waitq_push(j, true);
+			slot_broken(best, PQerrorMessage(best->conn));
+		}
+	}
+	busy_depth--;
+}
+
+/* Run j on a pooled connection. */
+void
+db_submit(DbJob *j)
+{
+	j->deadline = gw_now() + gw_config.request_timeout;
+	waitq_push(j, false);
+	dispatch();
+}
+
+/* Cancel the statement running on s (blocking, but short: a local connect). */
+static void
+slot_cancel(PgSlot *s)
+{
+	PGcancel   *c;
+	char		err[256];
+
+	if (s->cancel_sent || s->conn == NULL)
+		return;
+	s->cancel_sent = true;
+	c = PQgetCancel(s->conn);
+	if (c)
+	{
+		if (!PQcancel(c, err, sizeof(err)))
+			gw_log("cannot cancel a timed-out request: %s", err);
+		PQfreeCancel(c);
+	}
+}
+
+/* Timers: requests past their deadline, connection attempts that hang. */
+void
+db_tick(void)
+{
+	double		now = gw_now();
+	DbJob	   *keep_head = NULL;
+	DbJob	   *keep_tail = NULL;
+	int			kept = 0;
+
+	if (now < next_tick)
+		return;
+	next_tick = now + 0.1;
+	busy_depth++;
+	while (wait_head)
+	{
+		DbJob	   *j = waitq_pop();
+
+		if (j->deadline <= now)
+		{
+			stats.timeouts++;
+			gw_log("a request waited %d s for a database connection", gw_config.request_timeout);
+			job_fail(j, DB_TIMEOUT);
+			continue;
+		}
+		j->next = NULL;
+		if (keep_tail)
+			keep_tail->next = j;
+		else
+			keep_head = j;
+		keep_tail = j;
+		kept++;
+	}
+	wait_head = keep_head;
+	wait_tail = keep_tail;
+	nwaiting = kept;
+	for (int i = 0; i < nslots; i++)
+	{
+		PgSlot	   *s = &slots[i];
+
+		if (s->state == SLOT_CONNECTING && now > s->connect_deadline)
+		{
+			gw_log("cannot connect to PostgreSQL: timeout");
+			stats.connect_failures++;
+			slot_close(s);
+			fail_waiting_if_down();
+			continue;
+		}
+		for (DbJob *j = s->head; j; j = j->next)
+		{
+			if (j->kind == JOB_SETUP || j->abandoned || j->deadline > now)
+				continue;
+			/* answered now; the result is dropped when it arrives */
+			stats.timeouts++;
+			gw_log("a request got no answer within %d s: cancelled", gw_config.request_timeout);
+			j->result.status = DB_TIMEOUT;
+			j->key_found = -1;
+			if (j->done)
+				j->done(j);
+			j->abandoned = true;
+			slot_cancel(s);
+		}
+	}
+	busy_depth--;
+	dispatch();
+}
+
+bool
+pool_init(void)
+{
+	nslots = gw_config.pool_size;
+	slots = calloc((size_t) nslots, sizeof(PgSlot));
+	if (slots == NULL)
+		return false;
+	for (int i = 0; i < nslots; i++)
+	{
+		slots[i].id = i;
+		slots[i].watch.fd = -1;
+	}
+	/* Open one connection up front, so configuration errors show at start. */
+	{
+		PGconn	   *c;
+		const char *keys[] = {"dbname", "fallback_application_name", "connect_timeout", NULL};
+		const char *vals[] = {gw_config.conninfo, "dynindex-gateway", "5", NULL};
+
+		if (gw_config.conninfo == NULL || gw_config.conninfo[0] == '\0')
+		{
+			keys[0] = "fallback_application_name";
+			vals[0] = "dynindex-gateway";
+			keys[1] = "connect_timeout";
+			vals[1] = "5";
+			keys[2] = NULL;
+			vals[2] = NULL;
+		}
+		c = PQconnectdbParams(keys, vals, 1);
+		if (c == NULL || PQstatus(c) != CONNECTION_OK)
+		{
+			if (c)
+				log_pq("cannot connect to PostgreSQL", PQerrorMessage(c));
+			PQfinish(c);
+			return false;
+		}
+		slots[0].conn = c;
+		slots[0].watch.fn = slot_event;
+		slots[0].watch.arg = &slots[0];
+		if (!loop_add(&slots[0].watch, PQsocket(c), EPOLLIN | EPOLLRDHUP))
+		{
+			slot_close(&slots[0]);
+			return false;
+		}
+		slot_connected(&slots[0]);
+	}
+	return true;
+}
+
+void
+pool_shutdown(void)
+{
+	for (int i = 0; i < nslots; i++)
+	{
+		DbJob	   *j = slots[i].head;
+
+		while (j)
+		{
+			DbJob	   *next = j->next;
+
+			j->abandoned = true;
+			job_free(j);
+			j = next;
+		}
+		slots[i].head = slots[i].tail = NULL;
+		slot_close(&slots[i]);
+	}
+	while (wait_head)
+	{
+		DbJob	   *j = waitq_pop();
+
+		j->abandoned = true;
+		job_free(j);
+	}
+}
+
+void
+pool_stats(PoolStats *out)
+{
+	*out = stats;
+	out->size = nslots;
+	out->ready = out->connecting = out->busy = out->inflight = 0;
+	for (int i = 0; i < nslots; i++)
+	{
+		if (slots[i].state == SLOT_READY)
+			out->ready++;
+		else if (slots[i].state != SLOT_DOWN)
+			out->connecting++;
+		if (slots[i].inflight > 0)
+			out->busy++;
+		out->inflight += slots[i].inflight;
+	}
+	out->queued = nwaiting;
 }

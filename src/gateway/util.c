@@ -239,3 +239,132 @@ gw_log(const char *fmt,...)
 	*w = '\0';
 	fprintf(stderr, "%s dynindex-gateway: %s\n", ts, msg);
 }
+
+/* Skip JSON whitespace. */
+static const char *
+json_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	return p;
+}
+
+/* Skip one JSON string (p at its opening quote); NULL if malformed. */
+static const char *
+json_skip_string(const char *p)
+{
+	for (p++; *p; p++)
+	{
+		if (*p == '\\')
+		{
+			if (*++p == '\0')
+				return NULL;
+		}
+		else if (*p == '"')
+			return p + 1;
+	}
+	return NULL;
+}
+
+/* Skip one JSON value of any kind; NULL if malformed. */
+static const char *
+json_skip_value(const char *p)
+{
+	int			depth = 0;
+
+	p = json_ws(p);
+	for (;;)
+	{
+		if (*p == '\0')
+			return depth == 0 ? p : NULL;
+		if (*p == '"')
+		{
+			p = json_skip_string(p);
+			if (p == NULL || depth == 0)
+				return p;
+			continue;
+		}
+		if (*p == '{' || *p == '[')
+			depth++;
+		else if (*p == '}' || *p == ']')
+		{
+			if (depth == 0)
+				return p;
+			if (--depth == 0)
+				return p + 1;
+		}
+		else if (depth == 0 && (*p == ',' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			return p;
+		p++;
+	}
+}
+
+char *
+gw_json_top_string(const char *json, const char *name)
+{
+	const char *p;
+	size_t		nlen = strlen(name);
+
+	if (json == NULL)
+		return NULL;
+	p = json_ws(json);
+	if (*p != '{')
+		return NULL;
+	p = json_ws(p + 1);
+	while (*p == '"')
+	{
+		const char *kstart = p + 1;
+		const char *kend = json_skip_string(p);
+		bool		match;
+
+		if (kend == NULL)
+			return NULL;
+		match = (size_t) (kend - 1 - kstart) == nlen && memcmp(kstart, name, nlen) == 0;
+		p = json_ws(kend);
+		if (*p != ':')
+			return NULL;
+		p = json_ws(p + 1);
+		if (match && *p == '"')
+		{
+			const char *vend = json_skip_string(p);
+			Buf			b;
+
+			if (vend == NULL)
+				return NULL;
+			/* unescape the simple escapes; others are kept as written */
+			buf_init(&b);
+			for (const char *q = p + 1; q < vend - 1; q++)
+			{
+				if (*q == '\\' && q + 1 < vend - 1)
+				{
+					q++;
+					switch (*q)
+					{
+						case 'n':
+							buf_append(&b, "\n", 1);
+							break;
+						case 't':
+							buf_append(&b, "\t", 1);
+							break;
+						case 'u':
+							buf_append(&b, "\\u", 2);
+							break;
+						default:
+							buf_append(&b, q, 1);
+					}
+				}
+				else
+					buf_append(&b, q, 1);
+			}
+			return buf_steal(&b, NULL);
+		}
+		p = json_skip_value(p);
+		if (p == NULL)
+			return NULL;
+		p = json_ws(p);
+		if (*p != ',')
+			return NULL;
+		p = json_ws(p + 1);
+	}
+	return NULL;
+}

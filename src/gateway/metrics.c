@@ -1,0 +1,482 @@
+/*
+ * metrics.c — Prometheus metrics of the gateway on a separate port
+ * (--metrics-port; off by default): requests, errors by DynamoDB error type
+ * and latency histograms per operation, requests in flight, client
+ * connections, the PostgreSQL pool and its reconnects, and the per-table
+ * counters of the view dynindex.table_metrics (queried at scrape time through
+ * the pool; skipped while the view does not exist).
+ */
+#include "gateway.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <libpq-fe.h>
+#include <microhttpd.h>
+
+#define MAX_OPS 128
+#define MAX_ERRS 512
+#define NBUCKETS 14
+
+static const double bucket_le[NBUCKETS] = {
+	0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
+};
+
+typedef struct OpStats
+{
+	char		name[64];
+	uint64_t	requests;
+	uint64_t	errors;
+	uint64_t	buckets[NBUCKETS];	/* not cumulative; summed when written */
+	double		sum;
+} OpStats;
+
+typedef struct ErrStats
+{
+	int			op;				/* index into ops */
+	char		type[101];
+	uint64_t	count;
+} ErrStats;
+
+static OpStats ops[MAX_OPS];
+static int	nops;
+static ErrStats errs[MAX_ERRS];
+static int	nerrs;
+static int64_t conns_open;
+static uint64_t conns_accepted;
+static uint64_t conns_evicted;
+static int64_t in_flight;
+static uint64_t scrapes;
+static struct MHD_Daemon *metrics_daemon;
+
+/* The statistics slot of operation name (created on first use). */
+static int
+op_index(const char *name)
+{
+	for (int i = 0; i < nops; i++)
+		if (strcmp(ops[i].name, name) == 0)
+			return i;
+	if (nops == MAX_OPS)
+		return MAX_OPS - 1;		/* the last slot collects the overflow */
+	snprintf(ops[nops].name, sizeof(ops[nops].name), "%s", name);
+	return nops++;
+}
+
+/* A request was answered: count it, its error type, its latency. */
+void
+metrics_request(const char *op, int status, const char *error_type, double seconds)
+{
+	int			i = op_index(op ? op : "-");
+	int			b;
+
+	ops[i].requests++;
+	ops[i].sum += seconds;
+	for (b = 0; b < NBUCKETS && seconds > bucket_le[b]; b++)
+		;
+	if (b < NBUCKETS)
+		ops[i].buckets[b]++;
+	if (status >= 400)
+	{
+		int			e;
+
+		ops[i].errors++;
+		if (error_type == NULL)
+			error_type = status >= 500 ? "InternalServerError" : "HTTP";
+		for (e = 0; e < nerrs; e++)
+			if (errs[e].op == i && strcmp(errs[e].type, error_type) == 0)
+				break;
+		if (e == nerrs)
+		{
+			if (nerrs == MAX_ERRS)
+				return;
+			errs[e].op = i;
+			snprintf(errs[e].type, sizeof(errs[e].type), "%s", error_type);
+			nerrs++;
+		}
+		errs[e].count++;
+	}
+}
+
+/* Client connections opened (+1) or closed (-1); evicted: closed by the limit. */
+void
+metrics_connection(int delta_open, int evicted)
+{
+	conns_open += delta_open;
+	if (delta_open > 0)
+		conns_accepted += (uint64_t) delta_open;
+	conns_evicted += (uint64_t) evicted;
+}
+
+/* A request started (+1) or ended (-1). */
+void
+metrics_in_flight(int delta)
+{
+	in_flight += delta;
+}
+
+/* Append s as a Prometheus label value (escaped). */
+static void
+label_value(Buf *b, const char *s)
+{
+	buf_puts(b, "\"");
+	for (; *s; s++)
+	{
+		if (*s == '\\' || *s == '"')
+		{
+			buf_append(b, "\\", 1);
+			buf_append(b, s, 1);
+		}
+		else if (*s == '\n')
+			buf_puts(b, "\\n");
+		else
+			buf_append(b, s, 1);
+	}
+	buf_puts(b, "\"");
+}
+
+/* HELP and TYPE lines. */
+static void
+header(Buf *b, const char *name, const char *type, const char *help)
+{
+	buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A metric name from a column name: letters, digits and '_' only. */
+static void
+metric_name(char *out, size_t outlen, const char *prefix, const char *col)
+{
+	size_t		n = (size_t) snprintf(out, outlen, "%s", prefix);
+
+	for (; *col && n + 1 < outlen; col++)
+	{
+		char		ch = *col;
+
+		out[n++] = ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+					(ch >= '0' && ch <= '9') || ch == '_') ? ch : '_';
+	}
+	out[n] = '\0';
+}
+
+/* Is this column's type a number (int2/4/8, float4/8, numeric, oid)? */
+static bool
+numeric_type(Oid t)
+{
+	return t == 20 || t == 21 || t == 23 || t == 700 || t == 701 || t == 1700 || t == 26;
+}
+
+/*
+ * dynindex.table_metrics: one sample per numeric column and row, labelled
+ * with the row's text columns (table, index, ...).
+ */
+static void
+write_table_metrics(Buf *b, PGresult *res)
+{
+	int			nf = PQnfields(res);
+	int			nt = PQntuples(res);
+
+	for (int f = 0; f < nf; f++)
+	{
+		char		name[160];
+
+		if (!numeric_type(PQftype(res, f)))
+			continue;
+		metric_name(name, sizeof(name), "dynindex_table_", PQfname(res, f));
+		header(b, name, "gauge", "column of the view dynindex.table_metrics");
+		for (int r = 0; r < nt; r++)
+		{
+			bool		first = true;
+
+			if (PQgetisnull(res, r, f))
+				continue;
+			buf_puts(b, name);
+			for (int l = 0; l < nf; l++)
+			{
+				char		lname[128];
+
+				if (numeric_type(PQftype(res, l)) || PQgetisnull(res, r, l))
+					continue;
+				metric_name(lname, sizeof(lname), "", PQfname(res, l));
+				buf_puts(b, first ? "{" : ",");
+				buf_puts(b, lname);
+				buf_puts(b, "=");
+				label_value(b, PQgetvalue(res, r, l));
+				first = false;
+			}
+			if (!first)
+				buf_puts(b, "}");
+			buf_printf(b, " %s\n", PQgetvalue(res, r, f));
+		}
+	}
+}
+
+/* The whole exposition text. */
+static char *
+render(PGresult *table_res, int table_state, size_t *len)
+{
+	Buf			b;
+	PoolStats	ps;
+
+	buf_init(&b);
+	header(&b, "dynindex_gateway_requests_total", "counter", "requests answered, by operation");
+	for (int i = 0; i < nops; i++)
+	{
+		buf_puts(&b, "dynindex_gateway_requests_total{operation=");
+		label_value(&b, ops[i].name);
+		buf_printf(&b, "} %llu\n", (unsigned long long) ops[i].requests);
+	}
+	header(&b, "dynindex_gateway_errors_total", "counter", "error responses, by operation and DynamoDB error type");
+	for (int e = 0; e < nerrs; e++)
+	{
+		buf_puts(&b, "dynindex_gateway_errors_total{operation=");
+		label_value(&b, ops[errs[e].op].name);
+		buf_puts(&b, ",error=");
+		label_value(&b, errs[e].type);
+		buf_printf(&b, "} %llu\n", (unsigned long long) errs[e].count);
+	}
+	header(&b, "dynindex_gateway_request_duration_seconds", "histogram",
+		   "time from the request's headers to its answer, by operation");
+	for (int i = 0; i < nops; i++)
+	{
+		uint64_t	cum = 0;
+
+		for (int k = 0; k < NBUCKETS; k++)
+		{
+			cum += ops[i].buckets[k];
+			buf_puts(&b, "dynindex_gateway_request_duration_seconds_bucket{operation=");
+			label_value(&b, ops[i].name);
+			buf_printf(&b, ",le=\"%g\"} %llu\n", bucket_le[k], (unsigned long long) cum);
+		}
+		buf_puts(&b, "dynindex_gateway_request_duration_seconds_bucket{operation=");
+		label_value(&b, ops[i].name);
+		buf_printf(&b, ",le=\"+Inf\"} %llu\n", (unsigned long long) ops[i].requests);
+		buf_puts(&b, "dynindex_gateway_request_duration_seconds_sum{operation=");
+		label_value(&b, ops[i].name);
+		buf_printf(&b, "} %.6f\n", ops[i].sum);
+		buf_puts(&b, "dynindex_gateway_request_duration_seconds_count{operation=");
+		label_value(&b, ops[i].name);
+		buf_printf(&b, "} %llu\n", (unsigned long long) ops[i].requests);
+	}
+	header(&b, "dynindex_gateway_requests_in_flight", "gauge", "requests received and not yet answered");
+	buf_printf(&b, "dynindex_gateway_requests_in_flight %lld\n", (long long) in_flight);
+	header(&b, "dynindex_gateway_connections", "gauge", "open client connections");
+	buf_printf(&b, "dynindex_gateway_connections %lld\n", (long long) conns_open);
+	header(&b, "dynindex_gateway_connections_max", "gauge", "--max-connections");
+	buf_printf(&b, "dynindex_gateway_connections_max %d\n", gw_config.max_connections);
+	header(&b, "dynindex_gateway_connections_accepted_total", "counter", "client connections accepted");
+	buf_printf(&b, "dynindex_gateway_connections_accepted_total %llu\n", (unsigned long long) conns_accepted);
+	header(&b, "dynindex_gateway_connections_evicted_total", "counter",
+		   "idle client connections closed to make room for new ones (connection limit)");
+	buf_printf(&b, "dynindex_gateway_connections_evicted_total %llu\n", (unsigned long long) conns_evicted);
+
+	pool_stats(&ps);
+	header(&b, "dynindex_gateway_pool_size", "gauge", "--pool-size");
+	buf_printf(&b, "dynindex_gateway_pool_size %d\n", ps.size);
+	header(&b, "dynindex_gateway_pool_connections", "gauge", "PostgreSQL connections, by state");
+	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"ready\"} %d\n", ps.ready);
+	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"connecting\"} %d\n", ps.connecting);
+	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"busy\"} %d\n", ps.busy);
+	header(&b, "dynindex_gateway_pool_requests_in_flight", "gauge", "requests sent to PostgreSQL, not yet answered");
+	buf_printf(&b, "dynindex_gateway_pool_requests_in_flight %d\n", ps.inflight);
+	header(&b, "dynindex_gateway_pool_requests_queued", "gauge", "requests waiting for a PostgreSQL connection");
+	buf_printf(&b, "dynindex_gateway_pool_requests_queued %d\n", ps.queued);
+	header(&b, "dynindex_gateway_postgres_connects_total", "counter", "PostgreSQL connections opened");
+	buf_printf(&b, "dynindex_gateway_postgres_connects_total %llu\n", (unsigned long long) ps.connects);
+	header(&b, "dynindex_gateway_postgres_reconnects_total", "counter",
+		   "PostgreSQL connections opened to replace a lost one");
+	buf_printf(&b, "dynindex_gateway_postgres_reconnects_total %llu\n", (unsigned long long) ps.reconnects);
+	header(&b, "dynindex_gateway_postgres_connect_failures_total", "counter", "failed attempts to connect to PostgreSQL");
+	buf_printf(&b, "dynindex_gateway_postgres_connect_failures_total %llu\n", (unsigned long long) ps.connect_failures);
+	header(&b, "dynindex_gateway_postgres_connections_lost_total", "counter", "open PostgreSQL connections that failed");
+	buf_printf(&b, "dynindex_gateway_postgres_connections_lost_total %llu\n", (unsigned long long) ps.lost);
+	header(&b, "dynindex_gateway_request_timeouts_total", "counter", "requests answered InternalServerError after --request-timeout");
+	buf_printf(&b, "dynindex_gateway_request_timeouts_total %llu\n", (unsigned long long) ps.timeouts);
+	header(&b, "dynindex_gateway_requests_outcome_unknown_total", "counter",
+		   "requests whose connection failed after they were sent (answered InternalServerError, never re-sent)");
+	buf_printf(&b, "dynindex_gateway_requests_outcome_unknown_total %llu\n", (unsigned long long) ps.unknown_outcome);
+	header(&b, "dynindex_gateway_requests_resent_total", "counter",
+		   "read-only lookups re-sent after their connection failed");
+	buf_printf(&b, "dynindex_gateway_requests_resent_total %llu\n", (unsigned long long) ps.retried);
+	header(&b, "dynindex_gateway_scrapes_total", "counter", "scrapes of this endpoint");
+	buf_printf(&b, "dynindex_gateway_scrapes_total %llu\n", (unsigned long long) scrapes);
+
+	header(&b, "dynindex_gateway_table_metrics_up", "gauge",
+		   "1: dynindex.table_metrics was read for this scrape; 0: the view does not exist; -1: the query failed");
+	buf_printf(&b, "dynindex_gateway_table_metrics_up %d\n", table_state);
+	if (table_res)
+		write_table_metrics(&b, table_res);
+	return buf_steal(&b, len);
+}
+
+/* One scrape in progress. */
+typedef struct Scrape
+{
+	struct MHD_Connection *c;
+	bool		done;
+	int			table_state;
+	PGresult   *res;
+} Scrape;
+
+/* The table metrics query finished. */
+static void
+scrape_done(DbJob *j)
+{
+	Scrape	   *s = j->arg;
+
+	s->done = true;
+	if (j->pgres && PQresultStatus(j->pgres) == PGRES_TUPLES_OK)
+	{
+		s->res = j->pgres;
+		j->pgres = NULL;
+		s->table_state = 1;
+	}
+	else if (j->pgres && PQresultErrorField(j->pgres, PG_DIAG_SQLSTATE) &&
+			 strcmp(PQresultErrorField(j->pgres, PG_DIAG_SQLSTATE), "42P01") == 0)
+		s->table_state = 0;		/* the view is not there (yet) */
+	else
+		s->table_state = -1;
+	MHD_resume_connection(s->c);
+	http_resumed();
+}
+
+static enum MHD_Result
+metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
+				const char *method, const char *version, const char *upload_data,
+				size_t *upload_data_size, void **con_cls)
+{
+	Scrape	   *s = *con_cls;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char	   *body;
+	size_t		len = 0;
+
+	(void) cls;
+	(void) version;
+	(void) upload_data;
+	if (strcmp(method, "GET") != 0 || (strcmp(url, "/metrics") != 0 && strcmp(url, "/") != 0))
+	{
+		static const char nf[] = "not found: GET /metrics\n";
+
+		*upload_data_size = 0;
+		r = MHD_create_response_from_buffer(sizeof(nf) - 1, (void *) nf, MHD_RESPMEM_PERSISTENT);
+		ret = MHD_queue_response(c, 404, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
+	if (s == NULL)
+	{
+		DbJob	   *j;
+
+		s = calloc(1, sizeof(Scrape));
+		if (s == NULL)
+			return MHD_NO;
+		s->c = c;
+		*con_cls = s;
+		j = db_job_new(JOB_SQL, scrape_done, s);
+		if (j == NULL)
+		{
+			s->done = true;
+			s->table_state = -1;
+			return MHD_YES;
+		}
+		j->sql = "SELECT * FROM dynindex.table_metrics";
+		MHD_suspend_connection(c);
+		db_submit(j);
+		return MHD_YES;
+	}
+	if (!s->done)
+		return MHD_YES;
+	scrapes++;
+	body = render(s->res, s->table_state, &len);
+	if (body == NULL)
+		return MHD_NO;
+	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (r == NULL)
+	{
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8");
+	ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A scrape ended: free its state. */
+static void
+scrape_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+				 enum MHD_RequestTerminationCode toe)
+{
+	Scrape	   *s = *con_cls;
+
+	(void) cls;
+	(void) c;
+	(void) toe;
+	if (s)
+	{
+		if (s->res)
+			PQclear(s->res);
+		free(s);
+		*con_cls = NULL;
+	}
+}
+
+/* Start the metrics endpoint if --metrics-port was given. */
+bool
+metrics_start(void)
+{
+	struct sockaddr_storage ss;
+	bool		ipv6;
+	unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+
+	if (gw_config.metrics_port < 0)
+		return true;
+	if (!http_sockaddr(gw_config.metrics_host, gw_config.metrics_port, &ss, &ipv6))
+		return false;
+	if (ipv6)
+		flags |= MHD_USE_IPv6;
+	metrics_daemon = MHD_start_daemon(flags, (uint16_t) gw_config.metrics_port, NULL, NULL,
+									  metrics_handler, NULL,
+									  MHD_OPTION_SOCK_ADDR, &ss,
+									  MHD_OPTION_CONNECTION_LIMIT, (unsigned int) 64,
+									  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int) 30,
+									  MHD_OPTION_NOTIFY_COMPLETED, scrape_completed, NULL,
+									  MHD_OPTION_END);
+	if (metrics_daemon == NULL)
+	{
+		gw_log("cannot listen for metrics on %s:%d", gw_config.metrics_host, gw_config.metrics_port);
+		return false;
+	}
+	if (!http_watch_daemon(metrics_daemon))
+	{
+		MHD_stop_daemon(metrics_daemon);
+		metrics_daemon = NULL;
+		return false;
+	}
+	return true;
+}
+
+/* The port the metrics endpoint listens on (-1: none). */
+int
+metrics_bound_port(void)
+{
+	const union MHD_DaemonInfo *info;
+
+	if (metrics_daemon == NULL)
+		return -1;
+	info = MHD_get_daemon_info(metrics_daemon, MHD_DAEMON_INFO_BIND_PORT);
+	return info ? info->port : gw_config.metrics_port;
+}
+
+/* Stop the metrics endpoint. */
+void
+metrics_stop(void)
+{
+	if (metrics_daemon)
+	{
+		http_unwatch_daemon(metrics_daemon);
+		MHD_stop_daemon(metrics_daemon);
+		metrics_daemon = NULL;
+	}
+}
