@@ -204,16 +204,18 @@ gw_error_from_pg(GwError *e, const char *sqlstate, const char *message,
 		Buf			m;
 		const char *who = (principal && *principal) ? principal : "dynindex-gateway";
 		const char *action = (op && *op) ? op : "*";
+		const char *account = gw_config.account_id ? gw_config.account_id : "000000000000";
 
 		buf_init(&m);
-		buf_printf(&m, "User: arn:aws:iam::000000000000:user/%s is not authorized to perform: dynamodb:%s on resource: ",
-				   who, action);
+		buf_printf(&m, "User: arn:aws:iam::%s:user/%s is not authorized to perform: dynamodb:%s on resource: ",
+				   account, who, action);
 		/* the tagging operations name their table by its ARN */
 		if (table && strncmp(table, "arn:", 4) == 0)
 			buf_puts(&m, table);
 		else
-			buf_printf(&m, "arn:aws:dynamodb:%s:000000000000:table/%s",
-					   (region && *region) ? region : "us-east-1", (table && *table) ? table : "*");
+			buf_printf(&m, "arn:aws:dynamodb:%s:%s:table/%s",
+					   (region && *region) ? region : "us-east-1", account,
+					   (table && *table) ? table : "*");
 		buf_printf(&m, " because no identity-based policy allows the dynamodb:%s action", action);
 		gw_error_make(e, "AccessDeniedException", m.data ? m.data : "Access denied", NULL);
 		buf_free(&m);

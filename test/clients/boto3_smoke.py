@@ -20,7 +20,12 @@ CFG = Config(retries={"max_attempts": 1, "mode": "standard"})
 passed = failed = 0
 
 
-def client(url=URL, key="dev", secret="dev"):
+# run.sh's SigV4 pass sets GATEWAY_CLIENT_KEY_ID/_SECRET to a real access key.
+CLIENT_KEY = os.environ.get("GATEWAY_CLIENT_KEY_ID") or "dev"
+CLIENT_SECRET = os.environ.get("GATEWAY_CLIENT_SECRET") or "dev"
+
+
+def client(url=URL, key=CLIENT_KEY, secret=CLIENT_SECRET):
     return boto3.client("dynamodb", endpoint_url=url, region_name="us-east-1",
                         aws_access_key_id=key, aws_secret_access_key=secret, config=CFG)
 
@@ -73,7 +78,8 @@ def put_get():
 
 def resource_api():
     t = boto3.resource("dynamodb", endpoint_url=URL, region_name="us-east-1",
-                       aws_access_key_id="dev", aws_secret_access_key="dev", config=CFG).Table(table)
+                       aws_access_key_id=CLIENT_KEY, aws_secret_access_key=CLIENT_SECRET,
+                       config=CFG).Table(table)
     with t.batch_writer() as w:
         for i in range(30):
             w.put_item(Item={"pk": "batch", "sk": i, "n": i * 2})

@@ -90,7 +90,7 @@ if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t
     read -r GONE_ID GONE_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$GONE_ROLE')" 2>/dev/null)
     [ -n "$GONE_ID" ] && KEYS+=("$GONE_ID")
     psql_q -c "DROP ROLE IF EXISTS $GONE_ROLE" >/dev/null 2>&1 || true
-    start_gateway auth && AUTH_URL="$STARTED_URL"
+    start_gateway auth --account-id 123456789012 && AUTH_URL="$STARTED_URL"
     log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
 else
     log "dynindex.access_keys does not exist: SigV4 tests skipped"
@@ -118,6 +118,20 @@ else
     echo "node/npm not found: node tests FAILED to run"; FAIL=$((FAIL + 1))
 fi
 
+# ---- 2b. the SDK and ElectroDB suites again, through the SigV4 gateway ----
+# (the same tests, signed with a real access key: the client suite runs once in
+# --dev mode and once with authentication on)
+if [ -n "$AUTH_URL" ] && [ -n "$KEY_ID" ] && command -v node >/dev/null; then
+    log "node --test (SigV4 gateway)"
+    (cd "$HERE" && GATEWAY_URL="$AUTH_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" \
+        GATEWAY_ACCOUNT_ID=123456789012 node --test --test-reporter=spec --test-concurrency=1 \
+        node/arn.test.js node/sdk.test.js node/query_scan.test.js node/electrodb.test.js node/electrodb_orders.test.js) 2>&1 | tee "$WORK/node-sigv4.out"
+    np="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$WORK/node-sigv4.out" | tail -1)"
+    nf="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$WORK/node-sigv4.out" | tail -1)"
+    [ -z "$np" ] && [ -z "$nf" ] && nf=1
+    PASS=$((PASS + ${np:-0})); FAIL=$((FAIL + ${nf:-0}))
+fi
+
 # ---- 3. boto3 ----
 PY=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
@@ -134,6 +148,15 @@ if "$PY" -c 'import boto3' 2>/dev/null; then
     bf="$(sed -n 's/^# boto3-partiql: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3_partiql.out")"
     [ -z "$bp" ] && bf=1
     PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+    if [ -n "$AUTH_URL" ] && [ -n "$KEY_ID" ]; then
+        log "boto3 smoke test (SigV4 gateway)"
+        GATEWAY_URL="$AUTH_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" \
+            "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3-sigv4.out"
+        bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3-sigv4.out")"
+        bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3-sigv4.out")"
+        [ -z "$bp" ] && bf=1
+        PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+    fi
 else
     echo "python3-boto3 not installed: boto3 smoke test FAILED to run"; FAIL=$((FAIL + 1))
 fi

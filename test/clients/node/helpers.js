@@ -3,12 +3,18 @@ import { DynamoDBClient, DescribeTableCommand, DeleteTableCommand } from '@aws-s
 
 export const endpoint = process.env.GATEWAY_URL || 'http://127.0.0.1:8000';
 
-// A client of the dev-mode gateway: any credentials are accepted.
+// A client of the gateway under test: in --dev mode any credentials are
+// accepted; run.sh's SigV4 pass sets GATEWAY_CLIENT_KEY_ID/_SECRET to a real key.
+export const clientCredentials = {
+  accessKeyId: process.env.GATEWAY_CLIENT_KEY_ID || 'dev',
+  secretAccessKey: process.env.GATEWAY_CLIENT_SECRET || 'dev',
+};
+
 export function client(opts = {}) {
   return new DynamoDBClient({
     endpoint,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'dev', secretAccessKey: 'dev' },
+    credentials: clientCredentials,
     maxAttempts: 1,
     ...opts,
   });

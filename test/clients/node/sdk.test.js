@@ -168,7 +168,8 @@ test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies o
   r = await ddb.send(new ListTagsOfResourceCommand({ ResourceArn: arn }));
   assert.deepEqual(r.Tags, [{ Key: 'team', Value: 'a' }]);
   // DynamoDB answers TagResource/UntagResource with HTTP 200 and no body at all
-  for (const [op, body] of [['TagResource', { ResourceArn: arn, Tags: [{ Key: 'k', Value: 'v' }] }], ['UntagResource', { ResourceArn: arn, TagKeys: ['k'] }]]) {
+  // (unsigned requests: checked in the --dev pass only)
+  for (const [op, body] of process.env.GATEWAY_CLIENT_KEY_ID ? [] : [['TagResource', { ResourceArn: arn, Tags: [{ Key: 'k', Value: 'v' }] }], ['UntagResource', { ResourceArn: arn, TagKeys: ['k'] }]]) {
     const res = await fetch(endpoint + '/', {
       method: 'POST', body: JSON.stringify(body),
       headers: { 'Content-Type': 'application/x-amz-json-1.0', 'X-Amz-Target': `DynamoDB_20120810.${op}` },
