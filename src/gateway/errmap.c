@@ -37,11 +37,21 @@ gw_error_namespace(const char *name)
 	return "com.amazonaws.dynamodb.v20120810#";
 }
 
-/* DynamoDB capitalises the message member of these errors. */
+/*
+ * DynamoDB capitalises the message member of these errors: its service
+ * framework's SerializationException ("Start of list found where not
+ * expected") and AccessDeniedException (IAM's "User: arn:aws:iam::... is not
+ * authorized to perform: ..."), and TransactionCanceledException.  The
+ * framework's authentication errors (MissingAuthenticationTokenException,
+ * IncompleteSignatureException, InvalidSignatureException,
+ * UnrecognizedClientException) and DynamoDB's own exceptions use "message".
+ */
 static bool
 capital_message(const char *name)
 {
-	return strcmp(name, "TransactionCanceledException") == 0;
+	return strcmp(name, "TransactionCanceledException") == 0 ||
+		strcmp(name, "SerializationException") == 0 ||
+		strcmp(name, "AccessDeniedException") == 0;
 }
 
 /* If s (trimmed) is a JSON object with at least one member, return a pointer to

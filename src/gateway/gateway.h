@@ -322,6 +322,8 @@ extern int	metrics_bound_port(void);
 /* ---- util.c (JSON) ---- */
 /* The value of a top-level string member of a JSON object text (malloc'd), or NULL. */
 extern char *gw_json_top_string(const char *json, const char *name);
+/* Is s[0..len) one syntactically valid JSON text? */
+extern bool gw_json_valid(const char *s, size_t len);
 
 /* ---- selftest.c ---- */
 extern int	gw_self_test(void);

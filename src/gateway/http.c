@@ -13,8 +13,11 @@
  * new client is not refused while idle connections exist.  Idle and slow
  * clients are cut off after --timeout.
  *
- * Order of checks (as DynamoDB): method and path, content type, body size,
- * target operation, authentication, body, then the operation itself.
+ * Order of checks (DynamoDB's, as dynalite recorded it from the service):
+ * method and path (404), content type (404), body size (413), JSON syntax
+ * (SerializationException), target operation (UnknownOperationException),
+ * authentication, an empty or non-object body (SerializationException),
+ * then the operation itself.
  */
 #include "gateway.h"
 
@@ -183,7 +186,8 @@ typedef enum ReqStep
 /* One request (libmicrohttpd's per-request context). */
 typedef struct Req
 {
-	Buf			body;
+	Buf			body;			/* inflated if the request was compressed */
+	Buf			raw;			/* the bytes received, when body was inflated from them */
 	bool		too_large;
 	size_t		discarded;
 	double		start;
@@ -519,7 +523,12 @@ auth_verify(struct MHD_Connection *c, const char *method, const char *url, Req *
 	SigRequest	sr;
 	SigStatus	st;
 
-	sigv4_hex_sha256(req->body.data ? req->body.data : "", req->body.len, body_hash);
+	{
+		/* the signature covers the bytes as sent (compressed, if they were) */
+		const Buf  *b = req->raw.data ? &req->raw : &req->body;
+
+		sigv4_hex_sha256(b->data ? b->data : "", b->len, body_hash);
+	}
 	if (content_sha && strcmp(content_sha, "UNSIGNED-PAYLOAD") != 0 &&
 		strcasecmp(content_sha, body_hash) != 0)
 	{
@@ -646,40 +655,15 @@ step_after_key(struct MHD_Connection *c, const char *url, const char *method, Re
 static enum MHD_Result
 step_after_auth(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 {
-	const char *ce;
 	DbJob	   *j;
 
 	(void) url;
 
 	/*
-	 * A compressed request (the SDKs' request compression): DynamoDB takes
-	 * gzip only; another coding, or a body that is not gzip, is its HTTP 500
-	 * InternalServerError.  The signature covers the compressed bytes, so
-	 * this comes after authentication.  The inflated body has the same 16 MB
-	 * limit as an uncompressed one.
+	 * An empty body, or JSON that is not an object: DynamoDB checks this
+	 * after authentication (its JSON syntax check came before the target).
+	 * PostgreSQL's jsonb input checks the rest (\u0000, depth).
 	 */
-	ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
-	if (ce && *ce && strcasecmp(ce, "identity") != 0)
-	{
-		Buf			plain;
-		int			zr = GW_GUNZIP_CORRUPT;
-
-		buf_init(&plain);
-		if (strcasecmp(ce, "gzip") == 0)
-			zr = gw_gunzip(req->body.data ? req->body.data : "", req->body.len,
-						   GW_MAX_REQUEST_BYTES, &plain);
-		if (zr != GW_GUNZIP_OK)
-		{
-			buf_free(&plain);
-			if (zr == GW_GUNZIP_TOO_LARGE)
-				return respond_too_large(c, req, method);
-			return respond_error(c, req, method, "InternalServerError", "Internal server error");
-		}
-		buf_free(&req->body);
-		req->body = plain;
-	}
-
-	/* The body must be a JSON object; PostgreSQL's jsonb input checks the rest. */
 	{
 		const char *p = req->body.data ? req->body.data : "";
 		const char *end = p + req->body.len;
@@ -759,6 +743,36 @@ step_after_api(struct MHD_Connection *c, const char *method, Req *req)
 	}
 }
 
+/*
+ * A compressed request (the SDKs' request compression): DynamoDB takes gzip
+ * only; another coding, or a body that is not gzip, is its HTTP 500
+ * InternalServerError.  The inflated body has the same 16 MB limit as an
+ * uncompressed one; the signature is checked over the bytes as received
+ * (kept in req->raw).  Returns 0 (fine), 413 or 500.
+ */
+static int
+inflate_body(struct MHD_Connection *c, Req *req)
+{
+	const char *ce = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_ENCODING);
+	Buf			plain;
+	int			zr = GW_GUNZIP_CORRUPT;
+
+	if (ce == NULL || *ce == '\0' || strcasecmp(ce, "identity") == 0)
+		return 0;
+	buf_init(&plain);
+	if (strcasecmp(ce, "gzip") == 0)
+		zr = gw_gunzip(req->body.data ? req->body.data : "", req->body.len,
+					   GW_MAX_REQUEST_BYTES, &plain);
+	if (zr != GW_GUNZIP_OK)
+	{
+		buf_free(&plain);
+		return zr == GW_GUNZIP_TOO_LARGE ? 413 : 500;
+	}
+	req->raw = req->body;
+	req->body = plain;
+	return 0;
+}
+
 /* The health answer, CORS preflight, and DynamoDB's answer to anything but POST /. */
 static enum MHD_Result
 handle_non_api(struct MHD_Connection *c, const char *url, const char *method, Req *req, bool *handled)
@@ -833,12 +847,32 @@ step_start(struct MHD_Connection *c, const char *url, const char *method, Req *r
 		finish_request(req, method, NULL, 404, "UnknownOperationException");
 		return respond(c, 404, b, b ? strlen(b) : 0, NULL, req->reqid);
 	}
-	/* The response's Content-Type follows the request's, as DynamoDB's does. */
-	req->resp_ctype = strcasecmp(ctype, "application/json") == 0 ?
-		"application/json" : "application/x-amz-json-1.0";
+	/*
+	 * The response's Content-Type follows the request's, as DynamoDB's does:
+	 * application/x-amz-json-1.0 if the request said so, else
+	 * application/json (also for a request without a body or a type).
+	 */
+	req->resp_ctype = strcasecmp(ctype, "application/x-amz-json-1.0") == 0 ?
+		"application/x-amz-json-1.0" : "application/json";
 
 	if (req->too_large)
 		return respond_too_large(c, req, method);
+
+	/*
+	 * DynamoDB parses the body before it looks at the target: a body that is
+	 * not JSON is a SerializationException even without X-Amz-Target.
+	 */
+	switch (inflate_body(c, req))
+	{
+		case 413:
+			return respond_too_large(c, req, method);
+		case 500:
+			return respond_error(c, req, method, "InternalServerError", "Internal server error");
+		default:
+			break;
+	}
+	if (req->body.len > 0 && !gw_json_valid(req->body.data, req->body.len))
+		return respond_error(c, req, method, "SerializationException", NULL);
 
 	target = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Amz-Target");
 	if (target && strncmp(target, TARGET_PREFIX, strlen(TARGET_PREFIX)) == 0)
@@ -927,6 +961,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		if (req == NULL)
 			return MHD_NO;
 		buf_init(&req->body);
+		buf_init(&req->raw);
 		req->start = gw_now();
 		req->c = c;
 		req->step = STEP_BODY;
@@ -1004,6 +1039,7 @@ request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (req)
 	{
 		buf_free(&req->body);
+		buf_free(&req->raw);
 		db_result_free(&req->db);
 		memset(req->secret, 0, sizeof(req->secret));
 		free(req);

@@ -136,6 +136,45 @@ test_json_compact(void)
 	CHECK(n == strlen(want) && strcmp(a, want) == 0, "json compact: got %s", a);
 }
 
+/* The JSON syntax check that runs before the target check. */
+static void
+test_json_valid(void)
+{
+	static const char *const good[] = {
+		"{}", " {\"a\": [1, -2.5e+3, true, false, null, \"x\\u00e9\\n\"]} ", "7", "[1]", "\"s\"",
+		"{\"TableName\":\"t\",\"Item\":{\"p\":{\"S\":\"x\"}}}", "[[[[[]]]]]", "0", "-0.0e0", "{\"\":{}}",
+	};
+	static const char *const bad[] = {
+		"", " ", "}}}", "}{", "habababa", "124463gwe", "><#", "????", "\"\"\"", "{\"\"\"}", "{\"\"}",
+		"{7}", "{3: }}", "{\"2\":{}", ",", "{,}", "{{}}", "\"a\": \"b\"", "{{{", "{\"a\":", "{bad",
+		"[1,]", "{\"a\":1,}", "01", "1.", ".5", "-", "tru", "nul", "{\"a\":\"\\x\"}", "{\"a\":\"\\u12\"}",
+		"{} {}", "[1] x", "{\"a\":\"\x01\"}",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK(gw_json_valid(good[i], strlen(good[i])), "valid JSON refused: %s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(!gw_json_valid(bad[i], strlen(bad[i])), "invalid JSON accepted: %s", bad[i]);
+	{
+		/* deep nesting needs no recursion */
+		size_t		n = 200000;
+		char	   *deep = malloc(2 * n + 1);
+
+		memset(deep, '[', n);
+		memset(deep + n, ']', n);
+		deep[2 * n] = '\0';
+		CHECK(gw_json_valid(deep, 2 * n), "deeply nested JSON");
+		CHECK(!gw_json_valid(deep, 2 * n - 1), "deeply nested JSON, one bracket short");
+		free(deep);
+	}
+	{
+		char	   *a = gw_json_top_string("{\"Key\":{\"TableName\":\"no\"}, \"TableName\" : \"T\\\"x\"}", "TableName");
+
+		CHECK(a && strcmp(a, "T\"x") == 0, "top-level TableName: %s", a ? a : "(null)");
+		free(a);
+	}
+}
+
 static void
 test_error_mapping(void)
 {
@@ -163,11 +202,11 @@ test_error_mapping(void)
 	expect_error("YD002", "ResourceNotFoundException: x", "not json", 400,
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"x\"}");
 	expect_error("42501", "permission denied for table thread", NULL, 400,
-				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
+				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
 	/* the tagging operations name their table by ARN: it is the resource */
 	gw_error_from_pg(&e, "42501", "permission denied for table tags", NULL, "TagResource",
 					 "arn:aws:dynamodb:us-east-1:000000000000:table/Thread", "app_rw", "eu-west-1");
-	CHECK(strcmp(e.body, "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:TagResource on resource: arn:aws:dynamodb:us-east-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:TagResource action\"}") == 0,
+	CHECK(strcmp(e.body, "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:TagResource on resource: arn:aws:dynamodb:us-east-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:TagResource action\"}") == 0,
 		  "TagResource AccessDenied: %s", e.body);
 	free(e.body);
 	expect_error("22012", "division by zero", NULL, 500,
@@ -271,6 +310,7 @@ gw_self_test(void)
 	test_sigv4_vector();
 	test_sigv4_checks();
 	test_json_compact();
+	test_json_valid();
 	test_error_mapping();
 	test_request_id();
 	test_accept_encoding();

@@ -3,6 +3,7 @@
  */
 #include "gateway.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,4 +368,186 @@ gw_json_top_string(const char *json, const char *name)
 		p = json_ws(p + 1);
 	}
 	return NULL;
+}
+
+/* Scan a JSON string at s[*i] (an opening quote); false if malformed. */
+static bool
+json_scan_string(const char *s, size_t len, size_t *i)
+{
+	size_t		p = *i + 1;
+
+	while (p < len)
+	{
+		unsigned char ch = (unsigned char) s[p];
+
+		if (ch == '"')
+		{
+			*i = p + 1;
+			return true;
+		}
+		if (ch < 0x20)
+			return false;
+		if (ch == '\\')
+		{
+			if (++p >= len)
+				return false;
+			if (s[p] == 'u')
+			{
+				for (int k = 1; k <= 4; k++)
+					if (p + k >= len || !isxdigit((unsigned char) s[p + k]))
+						return false;
+				p += 4;
+			}
+			else if (strchr("\"\\/bfnrt", s[p]) == NULL || s[p] == '\0')
+				return false;
+		}
+		p++;
+	}
+	return false;
+}
+
+/* Scan a JSON number at s[*i]; false if malformed. */
+static bool
+json_scan_number(const char *s, size_t len, size_t *i)
+{
+	size_t		p = *i;
+
+	if (p < len && s[p] == '-')
+		p++;
+	if (p >= len || !isdigit((unsigned char) s[p]))
+		return false;
+	if (s[p] == '0')
+		p++;
+	else
+		while (p < len && isdigit((unsigned char) s[p]))
+			p++;
+	if (p < len && s[p] == '.')
+	{
+		p++;
+		if (p >= len || !isdigit((unsigned char) s[p]))
+			return false;
+		while (p < len && isdigit((unsigned char) s[p]))
+			p++;
+	}
+	if (p < len && (s[p] == 'e' || s[p] == 'E'))
+	{
+		p++;
+		if (p < len && (s[p] == '+' || s[p] == '-'))
+			p++;
+		if (p >= len || !isdigit((unsigned char) s[p]))
+			return false;
+		while (p < len && isdigit((unsigned char) s[p]))
+			p++;
+	}
+	*i = p;
+	return true;
+}
+
+/*
+ * Is s[0..len) one JSON text (RFC 8259 syntax)?  Iterative, so any nesting
+ * depth is checked without recursion; limits on depth are PostgreSQL's.
+ */
+bool
+gw_json_valid(const char *s, size_t len)
+{
+	enum
+	{
+		J_VALUE, J_VALUE_OR_END, J_KEY, J_KEY_OR_END, J_COLON, J_AFTER
+	}			st = J_VALUE;
+	Buf			stack;
+	size_t		i = 0;
+	bool		ok = false;
+
+	buf_init(&stack);
+	for (;;)
+	{
+		char		ch;
+
+		while (i < len && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r'))
+			i++;
+		if (i == len)
+		{
+			ok = st == J_AFTER && stack.len == 0;
+			break;
+		}
+		ch = s[i];
+		if (st == J_VALUE || st == J_VALUE_OR_END)
+		{
+			if (st == J_VALUE_OR_END && ch == ']')
+			{
+				stack.len--;
+				i++;
+				st = J_AFTER;
+			}
+			else if (ch == '{' || ch == '[')
+			{
+				buf_append(&stack, &ch, 1);
+				if (stack.oom)
+					break;
+				i++;
+				st = ch == '{' ? J_KEY_OR_END : J_VALUE_OR_END;
+			}
+			else if (ch == '"')
+			{
+				if (!json_scan_string(s, len, &i))
+					break;
+				st = J_AFTER;
+			}
+			else if (ch == '-' || isdigit((unsigned char) ch))
+			{
+				if (!json_scan_number(s, len, &i))
+					break;
+				st = J_AFTER;
+			}
+			else if (len - i >= 4 && (memcmp(s + i, "true", 4) == 0 || memcmp(s + i, "null", 4) == 0))
+			{
+				i += 4;
+				st = J_AFTER;
+			}
+			else if (len - i >= 5 && memcmp(s + i, "false", 5) == 0)
+			{
+				i += 5;
+				st = J_AFTER;
+			}
+			else
+				break;
+		}
+		else if (st == J_KEY || st == J_KEY_OR_END)
+		{
+			if (st == J_KEY_OR_END && ch == '}')
+			{
+				stack.len--;
+				i++;
+				st = J_AFTER;
+			}
+			else if (ch == '"' && json_scan_string(s, len, &i))
+				st = J_COLON;
+			else
+				break;
+		}
+		else if (st == J_COLON)
+		{
+			if (ch != ':')
+				break;
+			i++;
+			st = J_VALUE;
+		}
+		else
+		{
+			char		top;
+
+			if (stack.len == 0)
+				break;			/* something after the one value */
+			top = stack.data[stack.len - 1];
+			if (ch == ',')
+				st = top == '{' ? J_KEY : J_VALUE;
+			else if ((ch == '}' && top == '{') || (ch == ']' && top == '['))
+				stack.len--;
+			else
+				break;
+			i++;
+		}
+	}
+	buf_free(&stack);
+	return ok;
 }

@@ -139,3 +139,51 @@ test('responses are compact JSON like DynamoDB\'s (no space after ":" or ","), s
   assert.equal(e.text.length, JSON.stringify(e.json).length);
   await post('DynamoDB_20120810.DeleteTable', JSON.stringify({ TableName: t }));
 });
+
+// The order of checks on a raw request, as DynamoDB's (recorded by dynalite from the
+// service): method/content type (404), JSON syntax (SerializationException), target
+// (UnknownOperationException), then the operation.
+test('a body that is not JSON is a SerializationException even without a target', async () => {
+  for (const target of [undefined, 'Bogus', 'DynamoDB_20120810.Bogus']) {
+    const { res, json } = await post(target, '{bad');
+    assert.equal(res.status, 400);
+    assert.equal(json.__type, 'com.amazon.coral.service#SerializationException', String(target));
+  }
+  // valid JSON (even not an object) without a known target: UnknownOperationException
+  for (const body of ['{}', '[1]', '7']) {
+    const { json } = await post(undefined, body);
+    assert.equal(json.__type, 'com.amazon.coral.service#UnknownOperationException', body);
+  }
+});
+
+test('the health answer is for GET / only; other paths and methods get 404', async () => {
+  for (const [method, path] of [['GET', '/foo'], ['GET', '/healthz'], ['PUT', '/'], ['DELETE', '/']]) {
+    const res = await fetch(endpoint + path, { method });
+    assert.equal(res.status, 404, `${method} ${path}`);
+    assert.equal(await res.text(), '<UnknownOperationException/>\n');
+  }
+});
+
+test('the response Content-Type follows the request\'s', async () => {
+  for (const ct of [JSON10, 'application/json']) {
+    for (const [target, body, status] of [['DynamoDB_20120810.ListTables', '{}', 200],
+      ['DynamoDB_20120810.GetItem', '{"TableName":"no_such_table_ct","Key":{"pk":{"S":"a"}}}', 400],
+      ['DynamoDB_20120810.Bogus', '{}', 400], [undefined, '{bad', 400]]) {
+      const { res } = await post(target, body, { 'Content-Type': ct });
+      assert.equal(res.status, status);
+      assert.equal(res.headers.get('content-type'), ct, `${ct} ${target}`);
+    }
+  }
+});
+
+test('error bodies name the message member as DynamoDB does (SerializationException: Message)', async () => {
+  let r = await post('DynamoDB_20120810.GetItem', '{"TableName":"no_such_table_m","Key":{"pk":{"S":5}}}');
+  assert.deepEqual(r.json, { __type: 'com.amazon.coral.service#SerializationException', Message: 'NUMBER_VALUE cannot be converted to String' });
+  r = await post('DynamoDB_20120810.GetItem', '{"TableName":"x","Key":{"pk":{"S":"a"}}}');
+  assert.equal(r.json.__type, 'com.amazon.coral.validate#ValidationException');
+  assert.equal(typeof r.json.message, 'string');
+  assert.equal(r.json.Message, undefined);
+  r = await post('DynamoDB_20120810.GetItem', '{"TableName":"no_such_table_m","Key":{"pk":{"S":"a"}}}');
+  assert.equal(typeof r.json.message, 'string');
+  assert.equal(r.json.Message, undefined);
+});
