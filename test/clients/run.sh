@@ -57,7 +57,7 @@ start_gateway() {
     GW_PIDS+=("$!")
     for _ in $(seq 1 100); do
         if grep -q 'listening on' "$WORK/$name.out" 2>/dev/null; then
-            STARTED_URL="$(sed -n 's/.*listening on \(http:[^ ]*\).*/\1/p' "$WORK/$name.out" | head -1)"
+            STARTED_URL="$(sed -n 's/.*listening on \(https\{0,1\}:[^ ]*\).*/\1/p' "$WORK/$name.out" | head -1)"
             return 0
         fi
         sleep 0.05
@@ -71,7 +71,7 @@ DEV_URL="$STARTED_URL"
 log "dev-mode gateway: $DEV_URL"
 
 # ---- access keys for the auth-mode gateway ----
-AUTH_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""
+AUTH_URL=""; TLS_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""
 if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t ]; then
     read -r KEY_ID SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key(current_user)")
     KEYS+=("$KEY_ID")
@@ -92,11 +92,25 @@ if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t
     psql_q -c "DROP ROLE IF EXISTS $GONE_ROLE" >/dev/null 2>&1 || true
     start_gateway auth --account-id 123456789012 && AUTH_URL="$STARTED_URL"
     log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
+    # HTTPS: a throwaway CA and a server certificate for 127.0.0.1/localhost
+    if command -v openssl >/dev/null; then
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\n' >"$WORK/ext.cnf"
+        if openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/ca.key" -out "$WORK/ca.pem" -days 2 \
+               -subj "/CN=dynindex test CA" >/dev/null 2>&1 &&
+           openssl req -newkey rsa:2048 -nodes -keyout "$WORK/server.key" -out "$WORK/server.csr" \
+               -subj "/CN=localhost" >/dev/null 2>&1 &&
+           openssl x509 -req -in "$WORK/server.csr" -CA "$WORK/ca.pem" -CAkey "$WORK/ca.key" -CAcreateserial \
+               -out "$WORK/server.pem" -days 2 -extfile "$WORK/ext.cnf" >/dev/null 2>&1; then
+            start_gateway tls --tls-cert "$WORK/server.pem" --tls-key "$WORK/server.key" && TLS_URL="$STARTED_URL"
+            log "TLS gateway: ${TLS_URL:-(did not start)}"
+        fi
+    fi
 else
     log "dynindex.access_keys does not exist: SigV4 tests skipped"
     SKIP=$((SKIP + 1))
 fi
 export GATEWAY_URL="$DEV_URL" GATEWAY_AUTH_URL="$AUTH_URL" GATEWAY_KEY_ID="$KEY_ID" GATEWAY_SECRET="$SECRET"
+export GATEWAY_TLS_URL="$TLS_URL" GATEWAY_TLS_CA="$WORK/ca.pem"
 export GATEWAY_NOACCESS_KEY_ID="$NA_ID" GATEWAY_NOACCESS_SECRET="$NA_SECRET"
 export GATEWAY_GONE_KEY_ID="$GONE_ID" GATEWAY_GONE_SECRET="$GONE_SECRET"
 export GATEWAY_READER_KEY_ID="$RD_ID" GATEWAY_READER_SECRET="$RD_SECRET"
