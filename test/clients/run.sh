@@ -66,8 +66,11 @@ start_gateway() {
     return 1
 }
 
-start_gateway dev --dev || { echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
+start_gateway dev --dev --metrics-port 0 || { echo "$PASS passed, $((FAIL + 1)) failed"; exit 1; }
 DEV_URL="$STARTED_URL"
+for _ in $(seq 1 50); do grep -q 'metrics on' "$WORK/dev.out" && break; sleep 0.05; done
+METRICS_URL="$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' "$WORK/dev.out" | head -1)"
+export GATEWAY_METRICS_URL="$METRICS_URL"
 log "dev-mode gateway: $DEV_URL"
 
 # ---- access keys for the auth-mode gateway ----
