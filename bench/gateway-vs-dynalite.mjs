@@ -110,7 +110,7 @@ if (!isMainThread) {
 const opt = parseArgs(process.argv.slice(2), {
   dynindex: 'http://127.0.0.1:8091', dynalite: 'http://127.0.0.1:8092', duration: 15, warmup: 3,
   clients: '1,8', ops: 'PutItem,GetItem,Query', threads: 1, 'gateway-pid': 0, 'dynalite-pid': 0,
-  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1, sign: '',
+  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1, sign: '', 'no-seed': false,
 });
 if (opt.sign && opt.client !== 'wrk') throw new Error('--sign needs --client wrk');
 const credentials = opt.sign ? { accessKeyId: opt.sign.split(':')[0], secretAccessKey: opt.sign.split(':')[1] } : undefined;
@@ -215,7 +215,8 @@ async function seed(name, endpoint) {
   c.destroy();
 }
 
-for (const [name, url] of targets) await seed(name, url);
+// --no-seed: the table is there from an earlier run against the same server
+if (!opt['no-seed']) for (const [name, url] of targets) await seed(name, url);
 console.log(`# ${targets.map(([n, u]) => `${n} ${u}`).join(', ')}; warm-up ${opt.warmup} s, ${opt.duration} s per case in ${opt.rounds} round(s); client ${opt.client}, client threads ${opt.threads}; ${PARTS * ITEMS} items seeded`);
 
 // --rounds R: each case's duration is split into R rounds, the rounds of

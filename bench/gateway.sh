@@ -8,6 +8,10 @@
 #   bench/gateway.sh load [ARGS...]     gateway-load.mjs (60 s mixed load with abusive clients)
 #   bench/gateway.sh auth [ARGS...]     the gateway with SigV4 authentication (no --dev, an access
 #                                       key for the superuser), wrk with pre-signed requests
+#   bench/gateway.sh scale              10,000 idle keep-alive connections held open while wrk runs
+#                                       GetItem, PutItem, Query with 8 connections (60 s each; SCALE_SECONDS),
+#                                       then wrk with 1,000 connections (SCALE_C1000_SECONDS, 20 s each);
+#                                       gateway RSS, errors, p99, idle connections kept/closed/reset
 #
 # vs takes --client sdk|raw|wrk (wrk: a C load generator, bench/wrk-dynamodb.lua).
 #
@@ -18,7 +22,9 @@
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MODE=vs
-if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ] || [ "$1" = auth ]; }; then MODE="$1"; shift; fi
+if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ] || [ "$1" = auth ] || [ "$1" = scale ]; }; then MODE="$1"; shift; fi
+# scale: 10,000 idle sockets in the client and the gateway
+[ "$MODE" = scale ] && ulimit -n "$(ulimit -Hn)"
 PGBIN="$(pg_config --bindir)"
 PGPORT_="${BENCH_PGPORT:-5489}"; GWPORT="${BENCH_GW_PORT:-8091}"; DLPORT="${BENCH_DL_PORT:-8092}"
 POOL="${BENCH_POOL:-8}"
@@ -40,6 +46,8 @@ echo "==> PostgreSQL on port $PGPORT_ (socket $WORK)"
 as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
 as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
     "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=dynindex -c max_connections=50 -c synchronous_commit=off" >/dev/null
+GWEXTRA=""
+[ "$MODE" = scale ] && GWEXTRA="--max-connections ${SCALE_MAX_CONNECTIONS:-10100}"
 SU="$(as_pg whoami)"
 psql -X -q -h "$WORK" -p "$PGPORT_" -U "$SU" -d postgres -c 'CREATE EXTENSION dynindex'
 CONN="host=$WORK port=$PGPORT_ user=$SU dbname=postgres"
@@ -51,7 +59,7 @@ if [ "$MODE" = auth ]; then
 fi
 echo "==> dynindex-gateway ${DEV:-(SigV4)} on 127.0.0.1:$GWPORT (pool $POOL)"
 "$PGBIN/dynindex-gateway" $DEV --host 127.0.0.1 --port "$GWPORT" --pool-size "$POOL" --timeout 10 \
-    --dbname "$CONN" >"$WORK/gw.out" 2>"$WORK/gw.err" &
+    $GWEXTRA --dbname "$CONN" >"$WORK/gw.out" 2>"$WORK/gw.err" &
 GWPID=$!; PIDS+=("$GWPID")
 if [ "$MODE" = vs ]; then
     echo "==> dynalite (in memory) on 127.0.0.1:$DLPORT"
@@ -73,6 +81,25 @@ elif [ "$MODE" = auth ]; then
     node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --sign "$KEY" \
         --gateway-pid "$GWPID" --psql "$CONN" \
         --json "$HERE/results/gateway-auth-$STAMP.json" "$@" | tee "$HERE/results/gateway-auth-$STAMP.txt"
+elif [ "$MODE" = scale ]; then
+    rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$GWPID/status"; }
+    echo "==> gateway RSS at start: $(rss)"
+    node "$HERE/gateway-idle.mjs" --endpoint "http://127.0.0.1:$GWPORT" --n "${SCALE_IDLE:-10000}" >"$WORK/idle.out" 2>&1 &
+    IDLEPID=$!; PIDS+=("$IDLEPID")
+    for _ in $(seq 1 600); do grep -q '^ready' "$WORK/idle.out" && break; sleep 0.2; done
+    echo "==> idle connections: $(cat "$WORK/idle.out") (ready open failed); gateway RSS: $(rss)"
+    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --threads 2 \
+        --clients 8 --ops GetItem,PutItem,Query --duration "${SCALE_SECONDS:-60}" --rounds 1 --warmup 3 \
+        --gateway-pid "$GWPID" --psql "$CONN" --json "$HERE/results/gateway-scale-$STAMP.json" "$@" \
+        | tee "$HERE/results/gateway-scale-$STAMP.txt"
+    echo "==> gateway RSS with the idle connections after the 8-connection runs: $(rss)"
+    kill -TERM "$IDLEPID"; wait "$IDLEPID" 2>/dev/null
+    echo "==> idle connections at the end: $(tail -1 "$WORK/idle.out")"
+    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --threads 2 \
+        --clients 1000 --ops GetItem,PutItem,Query --duration "${SCALE_C1000_SECONDS:-20}" --rounds 1 --warmup 2 \
+        --gateway-pid "$GWPID" --psql "$CONN" --no-seed --json "$HERE/results/gateway-c1000-$STAMP.json" "$@" \
+        | tee -a "$HERE/results/gateway-scale-$STAMP.txt"
+    echo "==> gateway RSS after wrk -c 1000: $(rss)"
 else
     node "$HERE/gateway-load.mjs" --endpoint "http://127.0.0.1:$GWPORT" --gateway-pid "$GWPID" --gateway-timeout 10 \
         --abuse --json "$HERE/results/gateway-load-$STAMP.json" "$@" | tee "$HERE/results/gateway-load-$STAMP.txt"
