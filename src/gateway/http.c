@@ -211,6 +211,7 @@ static struct
 {
 	struct MHD_Daemon *d;
 	LoopWatch	watch;
+	bool		ran;			/* MHD_run already called in this pass of the loop */
 }			daemons[MAX_DAEMONS];
 static int	ndaemons;
 static struct MHD_Daemon *api_daemon;
@@ -1070,6 +1071,9 @@ static void
 daemon_event(void *arg, uint32_t events)
 {
 	(void) events;
+	for (int i = 0; i < ndaemons; i++)
+		if (daemons[i].d == arg)
+			daemons[i].ran = true;
 	MHD_run(arg);
 }
 
@@ -1147,8 +1151,10 @@ http_tick(void)
 	{
 		MHD_UNSIGNED_LONG_LONG t;
 
-		if (resumed || (MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
+		/* once per pass: a second MHD_run right after the first finds nothing new */
+		if (resumed || (!daemons[i].ran && MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
 			MHD_run(daemons[i].d);
+		daemons[i].ran = false;
 	}
 }
 
