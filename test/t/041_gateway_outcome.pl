@@ -167,6 +167,49 @@ for my $how ('terminate', 'kill9')
 	is($j->{Attributes}{n}{N}, $before + 1, '  ... once');
 }
 
+# 3. A request that waits too long (--request-timeout 2): InternalServerError
+#    instead of a hang; its statement is cancelled, so it did not run, and the
+#    connection serves the next request.
+my ($out2, $err2) = ('', '');
+my $gw2 = IPC::Run::start(
+	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '1', '--request-timeout', '2',
+	  '--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway-2' ],
+	'>', \$out2, '2>', \$err2);
+$deadline = time + 30;
+while ($out2 !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
+{
+	$gw2->pump_nb;
+	usleep(50_000);
+}
+my ($port2) = $out2 =~ m{listening on http://[^:]+:(\d+)};
+ok($port2, 'a second gateway with --request-timeout 2 started');
+{
+	my $before = counter();
+	my $bg = $node->background_psql('postgres', on_error_stop => 1);
+	$bg->query_safe('BEGIN');
+	$bg->query_safe(q{SELECT dynindex.api('UpdateItem', '{"TableName":"Counter","Key":{"pk":{"S":"c"}},"UpdateExpression":"SET x = :x","ExpressionAttributeValues":{":x":{"S":"locked"}}}')});
+	my $port_save = $port;
+	$port = $port2;
+	my $t0 = time;
+	my $s = send_raw('UpdateItem', $add);
+	($st, $j) = read_raw($s);
+	my $secs = time - $t0;
+	close($s);
+	is($st, 500, 'a request blocked past --request-timeout gets HTTP 500');
+	is($j->{__type}, 'com.amazonaws.dynamodb.v20120810#InternalServerError', '  ... InternalServerError');
+	cmp_ok($secs, '<', 20, '  ... without waiting for the lock');
+	$bg->query_safe('ROLLBACK');
+	$bg->quit;
+	sleep 1;
+	is(counter(), $before, '  ... its statement was cancelled (n unchanged)');
+	($st, $j) = call('UpdateItem', $add);
+	is($st, 200, '  ... and the connection serves the next request');
+	is($j->{Attributes}{n}{N}, $before + 1, '  ... once');
+	$port = $port_save;
+}
+$gw2->signal('TERM');
+$gw2->finish;
+
 ok($gw->pumpable, 'the gateway is still running');
 $gw->signal('TERM');
 $gw->finish;
