@@ -166,6 +166,23 @@ numeric_type(Oid t)
 	return t == 20 || t == 21 || t == 23 || t == 700 || t == 701 || t == 1700 || t == 26;
 }
 
+/* Does this column of dynindex.table_metrics count up (a counter), by its name? */
+static bool
+counter_column(const char *col)
+{
+	static const char *const suffixes[] = {"_units", "_count", "_requests", "_errors", "_sum", "_changes", NULL};
+	size_t		n = strlen(col);
+
+	for (int i = 0; suffixes[i]; i++)
+	{
+		size_t		k = strlen(suffixes[i]);
+
+		if (n >= k && strcmp(col + n - k, suffixes[i]) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * dynindex.table_metrics: one sample per numeric column and row, labelled
  * with the row's text columns (table, index, ...).
@@ -183,7 +200,8 @@ write_table_metrics(Buf *b, PGresult *res)
 		if (!numeric_type(PQftype(res, f)))
 			continue;
 		metric_name(name, sizeof(name), "dynindex_table_", PQfname(res, f));
-		header(b, name, "gauge", "column of the view dynindex.table_metrics");
+		header(b, name, counter_column(PQfname(res, f)) ? "counter" : "gauge",
+			   "column of the view dynindex.table_metrics");
 		for (int r = 0; r < nt; r++)
 		{
 			bool		first = true;
