@@ -217,6 +217,18 @@ static int	ndaemons;
 static struct MHD_Daemon *api_daemon;
 static bool resume_pending;
 
+/*
+ * libmicrohttpd asks for an immediate pass (timeout 0) while a connection is
+ * in its "ready" list, which includes every keep-alive connection between the
+ * answer and the next request.  Passes that reach none of our callbacks are
+ * counted: after one, the loop waits (up to 1 ms, or until an event) instead
+ * of spinning; new data on any connection is an event of libmicrohttpd's
+ * epoll set and wakes the loop at once.
+ */
+static unsigned long progress;
+static unsigned long last_progress;
+static int	idle_zero_passes;
+
 /* Connections between requests, longest idle first. */
 static GwConn *idle_head;
 static GwConn *idle_tail;
@@ -291,6 +303,7 @@ notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 				  enum MHD_ConnectionNotificationCode toe)
 {
 	(void) cls;
+	progress++;
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
 	{
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -953,6 +966,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 
 	(void) cls;
 	(void) version;
+	progress++;
 	if (req == NULL)
 	{
 		const char *cl;
@@ -1037,6 +1051,7 @@ request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	GwConn	   *g = conn_of(c);
 
 	(void) cls;
+	progress++;
 	if (req)
 	{
 		buf_free(&req->body);
@@ -1136,6 +1151,16 @@ http_timeout_ms(void)
 			if (best < 0 || ms < best)
 				best = ms;
 		}
+	}
+	if (best == 0)
+	{
+		if (progress != last_progress)
+		{
+			last_progress = progress;
+			idle_zero_passes = 0;
+		}
+		else if (++idle_zero_passes > 0)
+			best = 1;
 	}
 	return best;
 }
