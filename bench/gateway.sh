@@ -47,7 +47,7 @@ as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
 as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
     "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=dynindex -c max_connections=50 -c synchronous_commit=off" >/dev/null
 GWEXTRA=""
-[ "$MODE" = scale ] && GWEXTRA="--max-connections ${SCALE_MAX_CONNECTIONS:-10100}"
+[ "$MODE" = scale ] && GWEXTRA="--max-connections ${SCALE_MAX_CONNECTIONS:-10100} --timeout 900"
 SU="$(as_pg whoami)"
 psql -X -q -h "$WORK" -p "$PGPORT_" -U "$SU" -d postgres -c 'CREATE EXTENSION dynindex'
 CONN="host=$WORK port=$PGPORT_ user=$SU dbname=postgres"

@@ -84,11 +84,21 @@ function done(summary, latency, requests)
       errs = errs + (t:get("errors") or 0)
       first = first or t:get("first_error")
    end
-   local hist = {}
-   for i = 1, #latency do
-      local v, c = latency(i)
-      if c and c > 0 then hist[#hist + 1] = string.format('"%d":%d', v, c) end
+   -- The latency distribution as 1,000 quantiles (each holding a thousandth of
+   -- the requests).  Walking wrk's histogram value by value (latency(i)) costs
+   -- a scan of the whole range per value: with 1,000 connections and latencies
+   -- up to the 5 s timeout that took minutes.
+   local hist, counts = {}, {}
+   local n = summary.requests
+   local points = 1000
+   for q = 1, points do
+      local c = math.floor(n * q / points) - math.floor(n * (q - 1) / points)
+      if c > 0 then
+         local v = latency:percentile(q * 100 / points)
+         counts[v] = (counts[v] or 0) + c
+      end
    end
+   for v, c in pairs(counts) do hist[#hist + 1] = string.format('"%d":%d', v, c) end
    local e = summary.errors
    io.write(string.format('{"requests":%d,"duration_us":%d,"errors":%d,"socket_errors":%d,"first_error":%s,"hist":{%s}}\n',
       summary.requests, summary.duration, errs, e.connect + e.read + e.write + e.status + e.timeout,
