@@ -26,6 +26,8 @@ my ($out, $err) = ('', '');
 my $conninfo = $node->connstr('postgres');
 my $gw = IPC::Run::start([ $gw_bin, '--dev', '--port', '0', '--pool-size', '4', '--dbname', $conninfo ],
 	'>', \$out, '2>', \$err);
+# a failing test must not leave the gateway running
+END { local $?; $gw->kill_kill if $gw && $gw->pumpable; }
 my $deadline = time + 30;
 while ($out !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
 {

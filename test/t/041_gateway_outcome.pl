@@ -28,6 +28,9 @@ my ($out, $err) = ('', '');
 my $gw = IPC::Run::start(
 	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '1', '--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway' ],
 	'>', \$out, '2>', \$err);
+# a failing test must not leave the gateways running
+our $gw2;
+END { local $?; for my $h ($gw, $gw2) { $h->kill_kill if $h && $h->pumpable } }
 my $deadline = time + 30;
 while ($out !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
 {
@@ -171,7 +174,7 @@ for my $how ('terminate', 'kill9')
 #    instead of a hang; its statement is cancelled, so it did not run, and the
 #    connection serves the next request.
 my ($out2, $err2) = ('', '');
-my $gw2 = IPC::Run::start(
+$gw2 = IPC::Run::start(
 	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '1', '--request-timeout', '2',
 	  '--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway-2' ],
 	'>', \$out2, '2>', \$err2);

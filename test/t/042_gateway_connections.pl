@@ -51,6 +51,8 @@ my $gw = IPC::Run::start(
 	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '2', '--max-connections', $limit,
 	  '--metrics-port', '0', '--dbname', $node->connstr('postgres') ],
 	'>', \$out, '2>', \$err);
+# a failing test must not leave the gateway running
+END { local $?; $gw->kill_kill if $gw && $gw->pumpable; }
 my $deadline = time + 30;
 while ($out !~ m{metrics on http://[^:]+:(\d+)} && time < $deadline)
 {
