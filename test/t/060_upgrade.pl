@@ -1,0 +1,365 @@
+# Versions and upgrades (docs/versions.md):
+#  1. a database created at version 0.1, with tables, LSIs, GSIs, tags, TTL and
+#     items, is upgraded with ALTER EXTENSION dynindex UPDATE; its data and
+#     indexes are intact (Query, verify_indexes, new writes reach the indexes)
+#     and every 0.2 feature works on it (@FEATURES below: add yours);
+#  2. pg_dump of the 0.1 database restores into a database at the default
+#     version, with the same tables and indexes;
+#  3. for every (source, target) pair with an update path, installing the target
+#     directly (CREATE EXTENSION ... VERSION target) and installing the source
+#     and updating to the target give the same catalogs: every member object of
+#     the extension, function signatures and bodies, columns, defaults,
+#     constraints, indexes, triggers, views, grants, initial privileges,
+#     comments and the pg_dump configuration.  Any difference fails the test
+#     (and with it `make test`).  The comparison is shown to catch each kind of
+#     difference on a deliberately altered database.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JSON::PP;
+
+my $node = PostgreSQL::Test::Cluster->new('upgrade');
+$node->init;
+$node->append_conf('postgresql.conf', "shared_preload_libraries = 'dynindex'\n");
+$node->start;
+
+# dynindex.api on database $db; returns the decoded response.
+sub api
+{
+	my ($db, $op, $req) = @_;
+	my $json = ref $req ? encode_json($req) : $req;
+	$json =~ s/'/''/g;
+	return decode_json($node->safe_psql($db, "SELECT dynindex.api('$op', '$json')"));
+}
+
+# dynindex.api expected to fail; returns the error message.
+sub api_error
+{
+	my ($db, $op, $req) = @_;
+	my $json = encode_json($req);
+	$json =~ s/'/''/g;
+	my ($ret, $out, $err) = $node->psql($db, "SELECT dynindex.api('$op', '$json')");
+	return $ret == 0 ? '(no error)' : $err;
+}
+
+my $default = $node->safe_psql('postgres',
+	q{SELECT default_version FROM pg_available_extensions WHERE name = 'dynindex'});
+note("default version: $default");
+
+# ---------------------------------------------------------------------------
+# 1. A 0.1 database with data, upgraded in place.
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE old');
+$node->safe_psql('old', q{CREATE EXTENSION dynindex VERSION '0.1'});
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
+	'0.1', 'installed at version 0.1');
+
+api('old', 'CreateTable', {
+	TableName => 'Orders', BillingMode => 'PAY_PER_REQUEST',
+	AttributeDefinitions => [ map { { AttributeName => $_, AttributeType => 'S' } } qw(pk sk st cust) ],
+	KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
+	LocalSecondaryIndexes => [ { IndexName => 'byStatus',
+		KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'st', KeyType => 'RANGE' } ],
+		Projection => { ProjectionType => 'ALL' } } ],
+	GlobalSecondaryIndexes => [ { IndexName => 'byCust',
+		KeySchema => [ { AttributeName => 'cust', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
+		Projection => { ProjectionType => 'KEYS_ONLY' } } ],
+	Tags => [ { Key => 'team', Value => 'orders' } ] });
+api('old', 'UpdateTimeToLive', { TableName => 'Orders',
+	TimeToLiveSpecification => { Enabled => JSON::PP::true, AttributeName => 'expires' } });
+api('old', 'CreateTable', {
+	TableName => 'Counters', BillingMode => 'PROVISIONED',
+	ProvisionedThroughput => { ReadCapacityUnits => 5, WriteCapacityUnits => 5 },
+	AttributeDefinitions => [ { AttributeName => 'id', AttributeType => 'N' } ],
+	KeySchema => [ { AttributeName => 'id', KeyType => 'HASH' } ] });
+for my $i (1 .. 40)
+{
+	api('old', 'PutItem', { TableName => 'Orders', Item => {
+		pk => { S => 'u' . ($i % 4) }, sk => { S => sprintf('o%03d', $i) },
+		st => { S => $i % 2 ? 'open' : 'done' }, cust => { S => 'c' . ($i % 5) },
+		total => { N => "$i.50" } } });
+	api('old', 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '' . ($i % 3) } },
+		UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+}
+is($node->safe_psql('old', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
+	'0.1: GSI caught up');
+
+# pg_dump of the 0.1 database, restored further below.
+my $dump = $node->basedir . '/old-0.1.sql';
+command_ok([ 'pg_dump', '-d', $node->connstr('old'), '-f', $dump ], 'pg_dump of the 0.1 database');
+
+# Changes queued while the database is still at 0.1 are applied after the update.
+api('old', 'PutItem', { TableName => 'Orders', Item => {
+	pk => { S => 'u9' }, sk => { S => 'o900' }, st => { S => 'open' }, cust => { S => 'c9' } } });
+
+$node->safe_psql('old', 'ALTER EXTENSION dynindex UPDATE');
+is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
+	$default, "ALTER EXTENSION dynindex UPDATE goes to the default version $default");
+
+# The data and indexes of a database as it was at 0.1 (also used after the restore).
+sub check_data
+{
+	my ($db, $what, $items) = @_;
+	is_deeply([ sort @{ api($db, 'ListTables', {})->{TableNames} } ], [ 'Counters', 'Orders' ],
+		"$what: ListTables");
+	my $q = api($db, 'Query', { TableName => 'Orders', KeyConditionExpression => 'pk = :p',
+		ExpressionAttributeValues => { ':p' => { S => 'u1' } } });
+	is($q->{Count}, 10, "$what: Query on the table");
+	is($q->{Items}[0]{total}{N}, '1.5', "$what: item content");
+	$q = api($db, 'Query', { TableName => 'Orders', IndexName => 'byStatus',
+		KeyConditionExpression => 'pk = :p AND st = :s',
+		ExpressionAttributeValues => { ':p' => { S => 'u1' }, ':s' => { S => 'open' } } });
+	is($q->{Count}, 10, "$what: Query on the LSI");
+	is($node->safe_psql($db, q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
+		"$what: the GSI worker runs");
+	$q = api($db, 'Query', { TableName => 'Orders', IndexName => 'byCust',
+		KeyConditionExpression => 'cust = :c AND begins_with(sk, :o)',
+		ExpressionAttributeValues => { ':c' => { S => 'c0' }, ':o' => { S => 'o0' } } });
+	is($q->{Count}, 8, "$what: Query on the GSI");
+	is(api($db, 'GetItem', { TableName => 'Counters', Key => { id => { N => '1' } } })->{Item}{n}{N},
+		'14', "$what: GetItem on the second table");
+	my $d = api($db, 'DescribeTable', { TableName => 'Orders' })->{Table};
+	is_deeply([ map { $_->{IndexName} } @{ $d->{LocalSecondaryIndexes} } ], ['byStatus'], "$what: DescribeTable LSIs");
+	is($d->{GlobalSecondaryIndexes}[0]{IndexStatus}, 'ACTIVE', "$what: GSI ACTIVE");
+	is(api($db, 'ListTagsOfResource', { ResourceArn => $d->{TableArn} })->{Tags}[0]{Value}, 'orders',
+		"$what: tags");
+	is(api($db, 'DescribeTimeToLive', { TableName => 'Orders' })->{TimeToLiveDescription}{AttributeName},
+		'expires', "$what: TTL setting");
+
+	# Writes keep the indexes right.
+	api($db, 'PutItem', { TableName => 'Orders', Item => {
+		pk => { S => 'u1' }, sk => { S => 'o999' }, st => { S => 'open' }, cust => { S => 'c0' } } });
+	api($db, 'DeleteItem', { TableName => 'Orders', Key => { pk => { S => 'u1' }, sk => { S => 'o001' } } });
+	api($db, 'UpdateItem', { TableName => 'Orders', Key => { pk => { S => 'u2' }, sk => { S => 'o002' } },
+		UpdateExpression => 'SET st = :s, cust = :c',
+		ExpressionAttributeValues => { ':s' => { S => 'moved' }, ':c' => { S => 'c0' } } });
+	is($node->safe_psql($db, q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
+		"$what: GSI caught up after writes");
+	is($node->safe_psql($db, q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ', ' ORDER BY index_name) FROM dynindex.verify_indexes('Orders')}),
+		'byCust 0 0 0, byStatus 0 0 0', "$what: verify_indexes clean after writes");
+	$q = api($db, 'Query', { TableName => 'Orders', IndexName => 'byCust',
+		KeyConditionExpression => 'cust = :c', ExpressionAttributeValues => { ':c' => { S => 'c0' } } });
+	is($q->{Count}, 10, "$what: the GSI has the new, moved and deleted items right");
+
+	# New tables, with indexes, on the new version.
+	api($db, 'CreateTable', { TableName => 'Fresh', BillingMode => 'PAY_PER_REQUEST',
+		AttributeDefinitions => [ map { { AttributeName => $_, AttributeType => 'S' } } qw(id g) ],
+		KeySchema => [ { AttributeName => 'id', KeyType => 'HASH' } ],
+		GlobalSecondaryIndexes => [ { IndexName => 'byG',
+			KeySchema => [ { AttributeName => 'g', KeyType => 'HASH' } ],
+			Projection => { ProjectionType => 'ALL' } } ] });
+	api($db, 'PutItem', { TableName => 'Fresh', Item => { id => { S => 'x' }, g => { S => 'y' } } });
+	is($node->safe_psql($db, q{SELECT dynindex.wait_for_indexes('Fresh', '60 seconds')}), 't',
+		"$what: new table's GSI caught up");
+	is(api($db, 'Query', { TableName => 'Fresh', IndexName => 'byG', KeyConditionExpression => 'g = :g',
+		ExpressionAttributeValues => { ':g' => { S => 'y' } } })->{Count}, 1, "$what: a new table works");
+	is(api($db, 'Scan', { TableName => 'Orders', Select => 'COUNT' })->{Count}, $items,
+		"$what: the new table leaves the old ones alone");
+	api($db, 'DeleteTable', { TableName => 'Fresh' });
+}
+
+check_data('old', 'upgraded', 41);
+is(api('old', 'GetItem', { TableName => 'Orders', Key => { pk => { S => 'u9' }, sk => { S => 'o900' } } })->{Item}{cust}{S},
+	'c9', 'upgraded: the write made at 0.1 just before the update is there');
+is(api('old', 'Query', { TableName => 'Orders', IndexName => 'byCust', KeyConditionExpression => 'cust = :c',
+	ExpressionAttributeValues => { ':c' => { S => 'c9' } } })->{Count}, 1,
+	'upgraded: a GSI change queued at 0.1 was applied after the update');
+
+# ---------------------------------------------------------------------------
+# The 0.2 features on the upgraded database.  One entry per feature: its
+# name and a check run on the upgraded database 'old' (tables Orders with
+# LSI byStatus and GSI byCust, Counters).  A feature landing in a later
+# version adds its entry here and its objects are then also covered by the
+# catalog comparison below.
+# ---------------------------------------------------------------------------
+my @FEATURES = (
+);
+
+for my $f (@FEATURES)
+{
+	my ($name, $check) = @$f;
+	subtest "0.2 feature on the upgraded database: $name" => sub { $check->('old') };
+}
+
+# ---------------------------------------------------------------------------
+# 2. pg_dump of 0.1 restores into the default version.
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('restored'), '-f', $dump ],
+	'the 0.1 dump restores into a new database');
+is($node->safe_psql('restored', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
+	$default, "the restored database has the default version $default");
+check_data('restored', 'restored from 0.1', 40);
+
+# ---------------------------------------------------------------------------
+# 3. Install scripts and update paths agree.
+# ---------------------------------------------------------------------------
+
+# One line per catalog fact about the extension in the current database.
+my $SNAPSHOT = q{
+WITH ext AS (SELECT * FROM pg_extension WHERE extname = 'dynindex'),
+members AS (
+    SELECT d.classid, d.objid, d.objsubid FROM pg_depend d, ext
+     WHERE d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext.oid AND d.deptype = 'e'),
+rels AS (
+    SELECT c.* FROM pg_class c JOIN members m ON m.classid = 'pg_class'::regclass AND m.objid = c.oid),
+schemas AS (
+    SELECT n.* FROM pg_namespace n
+     WHERE n.nspname IN ('dynindex', 'dynindex_data')
+        OR n.oid IN (SELECT objid FROM members WHERE classid = 'pg_namespace'::regclass))
+SELECT replace(line, E'\n', '\n') FROM (
+    SELECT format('extension version=%s relocatable=%s schema=%s', extversion, extrelocatable,
+                  extnamespace::regnamespace) AS line FROM ext
+    UNION ALL
+    SELECT format('config-dump %s condition=%L', u.c::regclass, u.cond)
+      FROM ext, unnest(ext.extconfig, ext.extcondition) AS u(c, cond)
+    UNION ALL
+    SELECT 'member ' || pg_describe_object(classid, objid, objsubid) FROM members
+    UNION ALL
+    SELECT format('schema %s owner=%s acl=%s comment=%L', nspname, nspowner::regrole, nspacl,
+                  obj_description(oid, 'pg_namespace')) FROM schemas
+    UNION ALL
+    SELECT format('function %s kind=%s acl=%s comment=%L def=%s', p.oid::regprocedure, p.prokind,
+                  p.proacl, obj_description(p.oid, 'pg_proc'),
+                  CASE WHEN p.prokind <> 'a' THEN pg_get_functiondef(p.oid) END)
+      FROM pg_proc p JOIN members m ON m.classid = 'pg_proc'::regclass AND m.objid = p.oid
+    UNION ALL
+    SELECT format('relation %s kind=%s persistence=%s acl=%s options=%s rls=%s/%s comment=%L',
+                  c.oid::regclass, c.relkind, c.relpersistence, c.relacl, c.reloptions,
+                  c.relrowsecurity, c.relforcerowsecurity, obj_description(c.oid, 'pg_class'))
+      FROM rels c
+    UNION ALL
+    SELECT format('column %s.%s position=%s type=%s notnull=%s default=%s identity=%s generated=%s collation=%s acl=%s comment=%L',
+                  c.oid::regclass, a.attname,
+                  row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum),
+                  format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(ad.adbin, ad.adrelid),
+                  a.attidentity, a.attgenerated,
+                  CASE WHEN a.attcollation <> 0 THEN a.attcollation::regcollation::text END,
+                  a.attacl, col_description(c.oid, a.attnum))
+      FROM rels c
+      JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+      LEFT JOIN pg_attrdef ad ON ad.adrelid = c.oid AND ad.adnum = a.attnum
+    UNION ALL
+    SELECT format('constraint %s %s: %s deferrable=%s/%s', c.oid::regclass, k.conname,
+                  pg_get_constraintdef(k.oid), k.condeferrable, k.condeferred)
+      FROM rels c JOIN pg_constraint k ON k.conrelid = c.oid
+    UNION ALL
+    SELECT format('index %s: %s', i.indexrelid::regclass, pg_get_indexdef(i.indexrelid))
+      FROM rels c JOIN pg_index i ON i.indrelid = c.oid
+    UNION ALL
+    SELECT format('trigger %s: %s', c.oid::regclass, pg_get_triggerdef(t.oid))
+      FROM rels c JOIN pg_trigger t ON t.tgrelid = c.oid AND NOT t.tgisinternal
+    UNION ALL
+    SELECT format('policy %s %s: cmd=%s permissive=%s roles=%s using=%s check=%s', c.oid::regclass,
+                  p.polname, p.polcmd, p.polpermissive, p.polroles::regrole[],
+                  pg_get_expr(p.polqual, p.polrelid), pg_get_expr(p.polwithcheck, p.polrelid))
+      FROM rels c JOIN pg_policy p ON p.polrelid = c.oid
+    UNION ALL
+    SELECT format('view %s: %s', c.oid::regclass, pg_get_viewdef(c.oid)) FROM rels c WHERE c.relkind IN ('v', 'm')
+    UNION ALL
+    SELECT format('sequence %s: type=%s start=%s inc=%s min=%s max=%s cache=%s cycle=%s',
+                  c.oid::regclass, s.seqtypid::regtype, s.seqstart, s.seqincrement, s.seqmin,
+                  s.seqmax, s.seqcache, s.seqcycle)
+      FROM rels c JOIN pg_sequence s ON s.seqrelid = c.oid
+    UNION ALL
+    SELECT format('rows %s: %s', c.oid::regclass,
+                  (xpath('/row/n/text()', query_to_xml(format('SELECT count(*) AS n FROM %s', c.oid::regclass), false, true, '')))[1]::text)
+      FROM rels c WHERE c.relkind IN ('r', 'p')
+    UNION ALL
+    SELECT format('type %s kind=%s acl=%s comment=%L labels=%s domain=%s', t.oid::regtype, t.typtype,
+                  t.typacl, obj_description(t.oid, 'pg_type'),
+                  (SELECT string_agg(e.enumlabel, ',' ORDER BY e.enumsortorder) FROM pg_enum e WHERE e.enumtypid = t.oid),
+                  (SELECT string_agg(pg_get_constraintdef(k.oid), ' ' ORDER BY k.conname) FROM pg_constraint k WHERE k.contypid = t.oid))
+      FROM pg_type t JOIN members m ON m.classid = 'pg_type'::regclass AND m.objid = t.oid
+    UNION ALL
+    SELECT format('event trigger %s: event=%s function=%s tags=%s enabled=%s', e.evtname, e.evtevent,
+                  e.evtfoid::regprocedure, e.evttags, e.evtenabled)
+      FROM pg_event_trigger e JOIN members m ON m.classid = 'pg_event_trigger'::regclass AND m.objid = e.oid
+    UNION ALL
+    SELECT format('init-privs %s: %s %s', pg_describe_object(i.classoid, i.objoid, i.objsubid), i.privtype, i.initprivs)
+      FROM pg_init_privs i JOIN members m ON m.classid = i.classoid AND m.objid = i.objoid
+    UNION ALL
+    SELECT format('default-acl %s %s: %s', d.defaclrole::regrole, d.defaclobjtype, d.defaclacl)
+      FROM pg_default_acl d JOIN schemas n ON n.oid = d.defaclnamespace
+) facts
+ORDER BY line COLLATE "C";
+};
+
+# The catalog facts of database $db, as a list of lines.
+sub snapshot
+{
+	my ($db) = @_;
+	return [ split /\n/, $node->safe_psql($db, $SNAPSHOT) ];
+}
+
+# Lines only in $a and lines only in $b (as "- line" / "+ line").
+sub differences
+{
+	my ($a, $b) = @_;
+	my (%ca, %cb);
+	$ca{$_}++ for @$a;
+	$cb{$_}++ for @$b;
+	my @d;
+	for my $l (sort keys %ca) { push @d, "- $l" if ($ca{$l} // 0) > ($cb{$l} // 0); }
+	for my $l (sort keys %cb) { push @d, "+ $l" if ($cb{$l} // 0) > ($ca{$l} // 0); }
+	return \@d;
+}
+
+my $n = 0;
+# A new empty database with the extension created by the given statements.
+sub fresh_db
+{
+	my (@sql) = @_;
+	my $db = 'cmp' . $n++;
+	$node->safe_psql('postgres', "CREATE DATABASE $db");
+	$node->safe_psql($db, $_) for @sql;
+	return $db;
+}
+
+my @paths = split /\n/, $node->safe_psql('postgres',
+	q{SELECT source || ' ' || target FROM pg_extension_update_paths('dynindex') WHERE path IS NOT NULL ORDER BY 1});
+ok(scalar(grep { $_ eq "0.1 $default" } @paths), "there is an update path from 0.1 to $default")
+	or diag("update paths: @paths");
+
+my $reference = snapshot(fresh_db('CREATE EXTENSION dynindex'));
+ok(scalar(grep { /^member function dynindex\.api\(text,jsonb\)$/ } @$reference) &&
+	scalar(grep { /^column dynindex\.tables\.table_name / } @$reference) &&
+	scalar(grep { /^config-dump dynindex\.tables / } @$reference) &&
+	scalar(grep { /^init-privs function dynindex\.create_access_key/ } @$reference),
+	'the snapshot sees members, columns, pg_dump configuration and initial privileges');
+
+for my $p (@paths)
+{
+	my ($source, $target) = split / /, $p;
+	my $direct = snapshot(fresh_db("CREATE EXTENSION dynindex VERSION '$target'"));
+	my $updated = snapshot(fresh_db("CREATE EXTENSION dynindex VERSION '$source'",
+		"ALTER EXTENSION dynindex UPDATE TO '$target'"));
+	my $d = differences($direct, $updated);
+	is(scalar(@$d), 0, "CREATE EXTENSION VERSION '$target' = VERSION '$source' + UPDATE TO '$target'")
+		or diag(join("\n", "catalog differences (- direct install, + through the update):", @$d));
+}
+
+# The comparison catches each kind of difference (so the checks above can fail).
+my @tamper = (
+	[ 'a comment'        => q{COMMENT ON FUNCTION dynindex.api(text, jsonb) IS 'changed'},     qr/^function dynindex\.api\(text,jsonb\) / ],
+	[ 'a function body'  => q{CREATE OR REPLACE FUNCTION dynindex._storage_writes(storage text) RETURNS bigint LANGUAGE sql AS 'SELECT 0::bigint'}, qr/^function dynindex\._storage_writes\(text\) / ],
+	[ 'a grant'          => q{GRANT SELECT ON dynindex.tables TO PUBLIC},                       qr/^relation dynindex\.tables / ],
+	[ 'a default'        => q{ALTER TABLE dynindex.tables ALTER COLUMN options SET DEFAULT '{"x": 1}'}, qr/^column dynindex\.tables\.options / ],
+	[ 'an index'         => q{CREATE INDEX tamper_idx ON dynindex.tags (tag_value)},            qr/^index dynindex\.tamper_idx: / ],
+	[ 'a constraint'     => q{ALTER TABLE dynindex.tags ADD CONSTRAINT tamper CHECK (tag_key <> '')}, qr/^constraint dynindex\.tags tamper: / ],
+	[ 'a new member'     => q{CREATE FUNCTION dynindex.tamper() RETURNS int LANGUAGE sql AS 'SELECT 1'; ALTER EXTENSION dynindex ADD FUNCTION dynindex.tamper()}, qr/^member function dynindex\.tamper\(\)$/ ],
+	[ 'pg_dump config'   => q{UPDATE pg_extension SET extconfig = extconfig || 'dynindex.transaction_tokens'::regclass::oid, extcondition = extcondition || ''::text WHERE extname = 'dynindex'}, qr/^config-dump dynindex\.transaction_tokens / ],
+	[ 'a column'         => q{ALTER TABLE dynindex.ttl ADD COLUMN tamper int},                  qr/^column dynindex\.ttl\.tamper / ],
+);
+for my $t (@tamper)
+{
+	my ($what, $sql, $expect) = @$t;
+	my $d = differences($reference, snapshot(fresh_db('CREATE EXTENSION dynindex', $sql)));
+	ok(scalar(grep { /^[-+] / && substr($_, 2) =~ $expect } @$d), "the comparison catches $what")
+		or diag(join("\n", 'differences:', @$d));
+}
+
+$node->stop;
+done_testing();
