@@ -202,6 +202,63 @@ COMMENT ON FUNCTION dynindex.api_text(text, text) IS
 -- == security ==
 
 -- == metrics ==
+-- Counters per table and index matching DynamoDB's CloudWatch metrics, kept in
+-- shared memory (src/metrics/); docs/monitoring.md.
+CREATE FUNCTION dynindex.metrics(
+    OUT table_name text, OUT index_name text,
+    OUT consumed_read_capacity_units float8, OUT consumed_write_capacity_units float8,
+    OUT returned_item_count bigint, OUT conditional_check_failed_requests bigint,
+    OUT user_errors bigint, OUT system_errors bigint,
+    OUT successful_requests bigint, OUT successful_request_latency_ms_sum float8,
+    OUT time_to_live_deleted_item_count bigint,
+    OUT gsi_replicated_changes bigint, OUT gsi_replication_latency_ms_sum float8,
+    OUT gsi_replication_latency_ms_last float8)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dynindex_metrics'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.metrics() IS
+  'Raw metric counters of this database since the server started (or reset_metrics): one row per table and index that has any, and a row with table_name NULL for requests that name no table or an unknown one.';
+
+CREATE FUNCTION dynindex.reset_metrics(table_name text DEFAULT NULL)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dynindex_reset_metrics'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION dynindex.reset_metrics(text) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex.reset_metrics(text) IS
+  'Set the metric counters of one table and its indexes (NULL: every table and the account row) of this database back to zero; returns the number of rows cleared.';
+
+CREATE VIEW dynindex.table_metrics AS
+SELECT t.table_name,
+       i.index_name,
+       CASE WHEN i.index_name IS NULL THEN NULL WHEN i.is_global THEN 'GSI' ELSE 'LSI' END AS index_type,
+       coalesce(m.consumed_read_capacity_units, 0) AS consumed_read_capacity_units,
+       coalesce(m.consumed_write_capacity_units, 0) AS consumed_write_capacity_units,
+       coalesce(m.returned_item_count, 0) AS returned_item_count,
+       coalesce(m.conditional_check_failed_requests, 0) AS conditional_check_failed_requests,
+       coalesce(m.user_errors, 0) AS user_errors,
+       coalesce(m.system_errors, 0) AS system_errors,
+       coalesce(m.successful_requests, 0) AS successful_requests,
+       coalesce(m.successful_request_latency_ms_sum, 0) AS successful_request_latency_ms_sum,
+       coalesce(m.time_to_live_deleted_item_count, 0) AS time_to_live_deleted_item_count,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replicated_changes, 0) END AS gsi_replicated_changes,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replication_latency_ms_sum, 0) END AS gsi_replication_latency_ms_sum,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replication_latency_ms_last, 0) END AS gsi_replication_latency_ms_last,
+       CASE WHEN i.is_global THEN
+           (SELECT count(*) FROM dynindex.gsi_changes c WHERE c.table_num = t.num) END AS gsi_queue_depth,
+       CASE WHEN i.is_global THEN coalesce(extract(epoch FROM
+           (SELECT clock_timestamp() - min(c.enqueued_at) FROM dynindex.gsi_changes c
+             WHERE c.table_num = t.num)), 0)::float8 END AS gsi_oldest_change_age_seconds,
+       CASE WHEN i.is_global THEN i.backfilling::int END AS gsi_backfilling
+  FROM dynindex.tables t
+  CROSS JOIN LATERAL (
+        SELECT NULL::text AS index_name, NULL::boolean AS is_global, NULL::boolean AS backfilling
+        UNION ALL
+        SELECT x.index_name, x.is_global, x.backfilling
+          FROM dynindex.indexes x WHERE x.table_name = t.table_name) i
+  LEFT JOIN dynindex.metrics() m
+         ON m.table_name = t.table_name AND m.index_name IS NOT DISTINCT FROM i.index_name;
+COMMENT ON VIEW dynindex.table_metrics IS
+  'Per table (index_name NULL) and per LSI/GSI: counters matching DynamoDB''s CloudWatch metrics (ConsumedRead/WriteCapacityUnits, ReturnedItemCount, ConditionalCheckFailedRequests, UserErrors, SystemErrors, SuccessfulRequestLatency, TimeToLiveDeletedItemCount) and GSI replication (changes applied, latency, queue depth, oldest change age, backfilling). Text columns are labels, numeric columns values (the gateway exports them to Prometheus).';
 
 -- == fidelity ==
 

@@ -11,6 +11,7 @@
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
+#include "metrics/metrics.h"
 #include "streams/streams.h"
 
 PG_MODULE_MAGIC;
@@ -44,6 +45,7 @@ _PG_init(void)
 	DynStreamsInit();
 	DynCollectionInit();
 	DynStreamsMaintainInit();
+	DynMetricsInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

@@ -12,6 +12,7 @@
 #include "api/api.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "metrics/metrics.h"
 #include "storage/storage.h"
 
 typedef struct OperationEntry
@@ -75,6 +76,25 @@ find_operation(const char *name)
 /* The operation being served (DynRequestOperation points here). */
 static char current_operation[64];
 
+/*
+ * The TableName of a request, for the metrics; "" (the account's row) when it
+ * names none or not as a string.  Never raises an error (used in PG_CATCH).
+ */
+static const char *
+request_table(Jsonb *req)
+{
+	static char name[256];
+	JsonbValue	v;
+
+	if (!JB_ROOT_IS_OBJECT(req) ||
+		!getKeyJsonValueFromContainer(&req->root, "TableName", 9, &v) ||
+		v.type != jbvString || v.val.string.len >= (int) sizeof(name))
+		return "";
+	memcpy(name, v.val.string.val, v.val.string.len);
+	name[v.val.string.len] = '\0';
+	return name;
+}
+
 /* Run one operation on a request (jsonb, U+0000 escaped); returns the response. */
 static Jsonb *
 run_operation(const char *opname, Jsonb *req)
@@ -82,6 +102,7 @@ run_operation(const char *opname, Jsonb *req)
 	Jsonb	   *res;
 	Jsonb	   *volatile out = NULL;
 	DynOperation fn;
+	TimestampTz start = GetCurrentTimestamp();	/* SuccessfulRequestLatency */
 
 	fn = find_operation(opname);
 	if (fn == NULL)
@@ -101,12 +122,17 @@ run_operation(const char *opname, Jsonb *req)
 		out = SPI_palloc(VARSIZE(res));
 		memcpy(out, res, VARSIZE(res));
 	}
-	PG_FINALLY();
+	PG_CATCH();
 	{
 		DynStorageWritesEnd();
 		DynCatalogRequestReset();
+		DynMetricsCountError(request_table(req), geterrcode());
+		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	DynStorageWritesEnd();
+	DynCatalogRequestReset();
+	DynMetricsCountSuccess(request_table(req), start);
 	SPI_finish();
 	return out;
 }

@@ -371,13 +371,13 @@ DynBatchWriteItem(Jsonb *req)
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
 			/* the old item is read only when capacity needs it (or an LSI, or a stream) */
-			int			flags = mode != DYN_CAP_NONE ? DYN_WRITE_NEED_OLD : 0;
+			int			flags = DynCapacityWanted(mode) ? DYN_WRITE_NEED_OLD : 0;
 
 			if (op->item)
 				DynWritePut(tables[i], &op->key, op->item, flags, &res);
 			else
 				DynWriteDelete(tables[i], &op->key, flags, &res);
-			if (mode != DYN_CAP_NONE)
+			if (DynCapacityWanted(mode))
 				DynCapacityAddWrite(&caps[i], res.old, res.oldsize, res.new, res.newsize);
 		}
 	}

@@ -31,6 +31,7 @@
 #include "catalog/catalog.h"
 #include "api/request.h"
 #include "indexes/indexes.h"
+#include "metrics/metrics.h"
 
 /* ---------------------------------------------------------------- arithmetic */
 
@@ -43,6 +44,13 @@ DynCapacityModeOf(JsonbContainer *req)
 	if (RqStringIs(req, "ReturnConsumedCapacity", "INDEXES"))
 		return DYN_CAP_INDEXES;
 	return DYN_CAP_NONE;
+}
+
+/* Must the operation compute its capacity (asked for, or counted by the metrics)? */
+bool
+DynCapacityWanted(DynCapacityMode mode)
+{
+	return mode != DYN_CAP_NONE || dynindex_metrics_enabled;
 }
 
 /* Read units for size bytes: per 4 KB, at least one, halved when eventually consistent. */
@@ -247,22 +255,44 @@ DynCapacityPushObject(JsonbParseState **st, JsonbIteratorToken tok, const DynCap
 	pushJsonbValue(st, WJB_END_OBJECT, NULL);
 }
 
-/* Push "ConsumedCapacity": {...} when asked for. */
+/* Units in the half units metrics.c counts (eventually consistent reads cost 0.5). */
+static uint64
+half_units(double units)
+{
+	return units > 0 ? (uint64) (units * 2 + 0.5) : 0;
+}
+
+/* Add the units of c to the table's and its indexes' metrics (ConsumedRead/WriteCapacityUnits). */
+static void
+count_metrics(const DynCapacity *c)
+{
+	DynMetric	m = c->is_read ? DYN_M_READ_UNITS : DYN_M_WRITE_UNITS;
+	int			i;
+
+	DynMetricsAdd(c->t->name, NULL, m, half_units(c->table_units));
+	for (i = 0; i < c->t->nindexes; i++)
+		DynMetricsAdd(c->t->name, c->t->indexes[i].name, m, half_units(c->index_units[i]));
+}
+
+/* Push "ConsumedCapacity": {...} when asked for (and count the metrics, always). */
 void
 DynCapacityPush(JsonbParseState **st, const DynCapacity *c)
 {
+	count_metrics(c);
 	if (c->mode == DYN_CAP_NONE)
 		return;
 	RqPushKey(st, "ConsumedCapacity");
 	DynCapacityPushObject(st, WJB_VALUE, c);
 }
 
-/* Push "ConsumedCapacity": [...] for a batch when asked for. */
+/* Push "ConsumedCapacity": [...] for a batch when asked for (and count the metrics, always). */
 void
 DynCapacityPushList(JsonbParseState **st, DynCapacity *cs, int n)
 {
 	int			i;
 
+	for (i = 0; i < n; i++)
+		count_metrics(&cs[i]);
 	if (n == 0 || cs[0].mode == DYN_CAP_NONE)
 		return;
 	RqPushKey(st, "ConsumedCapacity");
@@ -282,6 +312,7 @@ DynCapacityPushList(JsonbParseState **st, DynCapacity *cs, int n)
 static struct
 {
 	bool		armed;
+	bool		metrics_armed;	/* count the failed write's units in the metrics */
 	DynCapacityMode mode;
 	char		table[256];
 } failure;
@@ -291,6 +322,7 @@ void
 DynCapacityArmFailure(DynTable *t, DynCapacityMode mode)
 {
 	failure.armed = mode != DYN_CAP_NONE;
+	failure.metrics_armed = true;
 	failure.mode = mode;
 	strlcpy(failure.table, t->name, sizeof(failure.table));
 }
@@ -300,6 +332,7 @@ void
 DynCapacityDisarmFailure(void)
 {
 	failure.armed = false;
+	failure.metrics_armed = false;
 }
 
 /* Is a failure charge armed with capacity asked for? */
@@ -307,6 +340,16 @@ bool
 DynCapacityFailureArmed(void)
 {
 	return failure.armed;
+}
+
+/* Count the units of a failed conditional write of old in the metrics (once per arming). */
+void
+DynCapacityCountFailure(const DynValue *old)
+{
+	if (failure.metrics_armed)
+		DynMetricsAdd(failure.table, NULL, DYN_M_WRITE_UNITS,
+					  half_units(DynWriteUnits(old ? DynItemSize(old) : 0)));
+	failure.metrics_armed = false;
 }
 
 /* Push "ConsumedCapacity" for a failed write of old (the existing item per 1 KB, 1 when absent). */

@@ -43,6 +43,12 @@ typedef struct DynCapacity
 /* ReturnConsumedCapacity of a request. */
 extern DynCapacityMode DynCapacityModeOf(JsonbContainer *req);
 
+/*
+ * Must the operation compute its capacity: asked for, or counted by the
+ * metrics (dynindex.metrics on)?  When not, writes may skip reading the old item.
+ */
+extern bool DynCapacityWanted(DynCapacityMode mode);
+
 /* Read units for size bytes: per 4 KB (at least one), halved when eventually consistent. */
 extern double DynReadUnits(int64 size, bool consistent);
 /* Write units for size bytes: per 1 KB, at least one. */
@@ -85,6 +91,8 @@ extern void DynCapacityArmFailure(DynTable *t, DynCapacityMode mode);
 extern void DynCapacityDisarmFailure(void);
 /* If armed (and asked for), push "ConsumedCapacity" for a failed write of old; disarm. */
 extern void DynCapacityPushFailure(JsonbParseState **st, const DynValue *old);
+/* Count a failed write of old in the metrics (ConsumedWriteCapacityUnits), whatever was asked for. */
+extern void DynCapacityCountFailure(const DynValue *old);
 /* Is a failure charge armed with capacity asked for? */
 extern bool DynCapacityFailureArmed(void);
 

@@ -120,6 +120,7 @@ DynItemsParseKey(DynTable *t, JsonbValue *keyjv, DynKey *key)
 void
 DynItemsConditionFailed(const DynValue *old, bool return_old)
 {
+	DynCapacityCountFailure(old);	/* metrics: failed writes consume too */
 	if ((return_old && old) || DynCapacityFailureArmed())
 	{
 		JsonbParseState *st = NULL;
@@ -261,7 +262,7 @@ DynPutItem(Jsonb *req)
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynWriteKeyFromItem(t, pa.item, &key);
 
-	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && DynCapacityModeOf(r) == DYN_CAP_NONE)
+	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && !DynCapacityWanted(DynCapacityModeOf(r)))
 	{
 		/* nothing needs the old item: the write path may skip reading it */
 		DynWritePut(t, &key, pa.item, 0, &res);
@@ -271,7 +272,7 @@ DynPutItem(Jsonb *req)
 	DynCapacityArmFailure(t, cap.mode);
 	DynWriteModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", 0, &res);
 	DynCapacityDisarmFailure();
-	if (cap.mode != DYN_CAP_NONE)
+	if (DynCapacityWanted(cap.mode))
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
 	return write_response(t, r, &key, all_old ? res.old : NULL, &cap);
 }
@@ -305,7 +306,7 @@ DynDeleteItem(Jsonb *req)
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 
-	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || cap.mode == DYN_CAP_NONE))
+	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || !DynCapacityWanted(cap.mode)))
 	{
 		DynWriteDelete(t, &key, all_old ? DYN_WRITE_NEED_OLD : 0, &res);
 		DynCapacityAddTable(&cap, DynWriteUnits(res.oldsize));
@@ -314,7 +315,7 @@ DynDeleteItem(Jsonb *req)
 	DynCapacityArmFailure(t, cap.mode);
 	DynWriteModify(t, &key, delete_mutator, &wc, "", 0, &res);
 	DynCapacityDisarmFailure();
-	if (cap.mode != DYN_CAP_NONE)
+	if (DynCapacityWanted(cap.mode))
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
 	return write_response(t, r, &key, all_old ? res.old : NULL, &cap);
 }

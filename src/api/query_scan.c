@@ -31,6 +31,7 @@
 #include "api/query.h"
 #include "common/errors.h"
 #include "expr/expr_ast.h"
+#include "metrics/metrics.h"
 
 #define PAGE_BYTES		(1024 * 1024)
 #define FIRST_BATCH		64
@@ -678,8 +679,7 @@ push_capacity(JsonbParseState **st, ReadSpec *rs, double table_units, double ind
 {
 	DynCapacity c;
 
-	if (rs->cap == DYN_CAP_NONE)
-		return;
+	/* built even when not asked for: DynCapacityPush counts the metrics */
 	DynCapacityInit(&c, rs->t, rs->cap, true);
 	if (rs->idx == NULL)
 		DynCapacityAddTable(&c, table_units + index_units);
@@ -851,6 +851,8 @@ read_page(ReadSpec *rs)
 		}
 	}
 	push_capacity(&st, rs, table_units, DynReadUnits(index_bytes, rs->consistent));
+	if (rs->select != SEL_COUNT)
+		DynMetricsAdd(rs->t->name, NULL, DYN_M_RETURNED_ITEMS, count);	/* ReturnedItemCount */
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 

@@ -237,7 +237,7 @@ DynUpdateItem(Jsonb *req)
 	DynWriteModify(t, &key, update_mutator, &ua,
 				   "Item size to update has exceeded the maximum allowed size", 0, &res);
 	DynCapacityDisarmFailure();
-	if (cap.mode != DYN_CAP_NONE)
+	if (DynCapacityWanted(cap.mode))
 		DynCapacityAddWrite(&cap, res.old, res.oldsize, res.new, res.newsize);
 
 	rv = RqGetString(r, "ReturnValues");

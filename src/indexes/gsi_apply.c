@@ -26,6 +26,7 @@
 
 #include "catalog/catalog.h"
 #include "indexes/indexes.h"
+#include "metrics/metrics.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 
@@ -140,6 +141,7 @@ typedef struct Change
 	bytea	   *pk;
 	bytea	   *sk;
 	TransactionId xmin;			/* the writing transaction */
+	TimestampTz enqueued_at;	/* metrics: replication latency */
 } Change;
 
 /*
@@ -302,7 +304,7 @@ DynGsiApplyBatch(int limit)
 
 	if (SPI_execute_plan(kept_plan(&claim_plan,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
-								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, xmin", 1, types),
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, xmin, enqueued_at", 1, types),
 						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not claim GSI changes");
 	n = (int) SPI_processed;
@@ -317,6 +319,7 @@ DynGsiApplyBatch(int limit)
 		changes[i].pk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 2, &isnull));
 		changes[i].sk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 3, &isnull));
 		changes[i].xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 4, &isnull));
+		changes[i].enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 5, &isnull));
 	}
 	wait_for_writers(changes, n);
 	qsort(changes, n, sizeof(Change), change_cmp);
@@ -348,6 +351,9 @@ DynGsiApplyBatch(int limit)
 			int64	   *writes = palloc0(sizeof(int64) * Max(1, t->nindexes));
 			bool	   *live = palloc0(sizeof(bool) * Max(1, t->nindexes));
 			int64		distinct = 0;
+			TimestampTz now = GetCurrentTimestamp();
+			int64		lat_sum = 0;
+			int64		lat_max = 0;
 
 			/*
 			 * Lock each GSI's storage after the table's (the order requests
@@ -366,6 +372,8 @@ DynGsiApplyBatch(int limit)
 				if (i > first && change_cmp(&changes[i], &changes[i - 1]) == 0)
 					continue;	/* a duplicate of the previous record */
 				distinct++;
+				lat_sum += Max(0, now - changes[i].enqueued_at);
+				lat_max = Max(lat_max, now - changes[i].enqueued_at);
 				key.hash = key.range = NULL;
 				key.pk = changes[i].pk;
 				key.sk = changes[i].sk;
@@ -377,7 +385,13 @@ DynGsiApplyBatch(int limit)
 			}
 			for (j = 0; j < t->nindexes; j++)
 				if (live[j])
+				{
 					count_applied(t, &t->indexes[j], distinct, writes[j]);
+					/* metrics: changes replicated to the GSI, enqueue-to-apply latency */
+					DynMetricsAdd(t->name, t->indexes[j].name, DYN_M_GSI_REPLICATED, distinct);
+					DynMetricsAdd(t->name, t->indexes[j].name, DYN_M_GSI_LATENCY_US, lat_sum);
+					DynMetricsSet(t->name, t->indexes[j].name, DYN_M_GSI_LATENCY_LAST_US, lat_max);
+				}
 		}
 	}
 

@@ -23,6 +23,7 @@
 
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "metrics/metrics.h"
 #include "storage/storage.h"
 #include "write/write.h"
 
@@ -150,6 +151,7 @@ expire_table(const char *name, int max_items)
 			deleted++;
 	}
 	SPI_freetuptable(tuptable);
+	DynMetricsAdd(t->name, NULL, DYN_M_TTL_DELETED, deleted);	/* TimeToLiveDeletedItemCount */
 	return deleted;
 }
 

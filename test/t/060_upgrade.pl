@@ -175,6 +175,18 @@ is(api('old', 'Query', { TableName => 'Orders', IndexName => 'byCust', KeyCondit
 # catalog comparison below.
 # ---------------------------------------------------------------------------
 my @FEATURES = (
+	[ 'metrics' => sub {
+		my $db = shift;
+		my $rcu = q{SELECT consumed_read_capacity_units FROM dynindex.table_metrics WHERE table_name = 'Counters' AND index_name IS NULL};
+		my $before = $node->safe_psql($db, $rcu);
+		api($db, 'GetItem', { TableName => 'Counters', Key => { id => { N => '1' } }, ConsistentRead => JSON::PP::true });
+		is($node->safe_psql($db, $rcu) - $before, 1,
+			'a consistent GetItem counts one read capacity unit in dynindex.table_metrics');
+		is($node->safe_psql($db, q{SELECT string_agg(index_name || ' ' || index_type, ', ' ORDER BY index_name) FROM dynindex.table_metrics WHERE table_name = 'Orders'}),
+			'byCust GSI, byStatus LSI', 'rows for the LSI and the GSI of a table created at 0.1');
+		is($node->safe_psql($db, q{SELECT gsi_queue_depth FROM dynindex.table_metrics WHERE table_name = 'Orders' AND index_name = 'byCust'}),
+			'0', 'GSI queue depth of a table created at 0.1');
+	} ],
 );
 
 for my $f (@FEATURES)
