@@ -54,12 +54,13 @@ $(GATEWAY): $(GATEWAY_SRC) $(wildcard src/gateway/*.h)
 	  $(shell pkg-config --cflags --libs libmicrohttpd) -lpq -lcrypto -lz -lpthread
 install: install-gateway
 install-gateway: $(GATEWAY)
+	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(GATEWAY) '$(DESTDIR)$(bindir)/dynindex-gateway'
 EXTRA_CLEAN += $(GATEWAY)
 endif
 endif
 
-.PHONY: run test deps stop
+.PHONY: run test deps stop deb
 deps:
 	@bash test/bin/deps.sh
 run:
@@ -68,3 +69,5 @@ stop:
 	@bash test/bin/stop.sh
 test:
 	@bash test/bin/test-all.sh
+deb:
+	@bash test/bin/deb.sh

@@ -13,6 +13,7 @@ PKGS=(
     python3 python3-boto3               # client tests, examples
     python3-psycopg2                    # test/fuzz/api_fuzz.py
     curl                                # `make run` demo call
+    dpkg-dev debhelper postgresql-server-dev-all   # `make deb` (dpkg-buildpackage, dh, pg_buildext)
 )
 
 missing=()

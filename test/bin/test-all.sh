@@ -10,7 +10,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-SUITES=(regress isolation tap clients fuzz citus)
+SUITES=(regress isolation tap clients fuzz citus package)
 WORK=""
 fail_all() {  # reason
     [ -n "$WORK" ] && rm -rf "$WORK"
@@ -51,6 +51,20 @@ else
 fi
 summary="$(cat "$WORK/.summary" 2>/dev/null || true)"
 [ -n "$summary" ] || { rc=1; summary="$(printf 'suites   FAIL     suites.sh ended without a summary\n0 passed, 1 failed')"; }
+
+# The package suite runs last and as root (apt-get install / purge of the .deb files):
+# it puts back the files of the system PostgreSQL it replaces (test/bin/package-test.sh).
+echo "--------------------------------------------------------------------------"
+echo "SUITE package (test/bin/package-test.sh: make deb, apt-get install, gateway from the unit, purge)"
+echo "--------------------------------------------------------------------------"
+di_as_root bash "$WORK/test/bin/package-test.sh" "$WORK" 2>&1 | tee "$WORK/.suite-package.out" || true
+pres="$(grep '^RESULT: ' "$WORK/.suite-package.out" | tail -1 || true)"
+pres="${pres#RESULT: }"
+pstatus="${pres%% *}"; pdetail="${pres#* }"
+case "$pstatus" in PASS|SKIPPED) ;; *) pstatus=FAIL; pdetail="${pdetail:-no result}"; rc=1 ;; esac
+np="$(echo "$summary" | tail -1 | awk '{print $1}')"; nf="$(echo "$summary" | tail -1 | awk '{print $3}')"
+[ "$pstatus" = PASS ] && np=$((np + 1)); [ "$pstatus" = FAIL ] && nf=$((nf + 1))
+summary="$(echo "$summary" | sed '$d'; printf '%-10s %-8s %s\n' package "$pstatus" "$pdetail"; echo "$np passed, $nf failed")"
 
 if [ "$rc" -eq 0 ] && [ "${DYNINDEX_KEEP_WORK:-0}" != 1 ]; then
     rm -rf "$WORK"
