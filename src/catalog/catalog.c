@@ -275,8 +275,19 @@ DynStreamViewFromName(const char *name)
 }
 
 /*
+ * Does the database have the streams catalog (dynindex.streams, version 0.2)?
+ * Not before ALTER EXTENSION dynindex UPDATE in a database created at 0.1,
+ * where the new library must still serve tables (docs/versions.md).
+ */
+bool
+DynCatalogHasStreams(void)
+{
+	return OidIsValid(get_relname_relid("streams", get_namespace_oid("dynindex", true)));
+}
+
+/*
  * Read a table's enabled stream from dynindex.streams: in the active
- * snapshot, or (latest) in a new one.
+ * snapshot, or (latest) in a new one.  None in a database still at 0.1.
  */
 void
 DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out)

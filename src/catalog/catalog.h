@@ -108,6 +108,8 @@ extern void DynCatalogChanged(void);
 extern void DynCatalogRevalidate(void);
 /* Has the catalog changed since the cache was revalidated (mid-request)? */
 extern bool DynCatalogIsStale(void);
+/* Does the database have the streams catalog (not before ALTER EXTENSION UPDATE from 0.1)? */
+extern bool DynCatalogHasStreams(void);
 /* Read the enabled stream of a table (by number) from dynindex.streams, bypassing the cache. */
 extern void DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out);
 /* "KEYS_ONLY", ... for a view type (NULL for none), and back (DYN_STREAM_NONE if unknown). */

@@ -77,6 +77,11 @@ DynStreamEnable(DynTable *t, DynStreamView view)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dynindex streams need shared_preload_libraries = 'dynindex'")));
+	if (!DynCatalogHasStreams())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("dynindex streams need version 0.2 of the extension in this database"),
+				 errhint("Run ALTER EXTENSION dynindex UPDATE.")));
 	lock_out_writers(t);
 
 	/* labels (and so ARNs) of one table name never repeat: at least 1 ms after the last */
@@ -124,6 +129,8 @@ DynStreamDisable(DynTable *t)
 	bool		isnull;
 	int64		stream_id;
 
+	if (!DynCatalogHasStreams())
+		return false;			/* a database still at 0.1 has no streams */
 	lock_out_writers(t);
 	args[0] = Int64GetDatum(t->num);
 	exec_args("UPDATE dynindex.streams SET disabled_at = clock_timestamp() "

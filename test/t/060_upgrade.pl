@@ -86,6 +86,18 @@ for my $i (1 .. 40)
 is($node->safe_psql('old', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
 	'0.1: GSI caught up');
 
+# Before the update the new library serves the 0.1 schema: a table is created
+# and deleted, and a 0.2 feature asks for the update.
+api('old', 'CreateTable', { TableName => 'Scratch', BillingMode => 'PAY_PER_REQUEST',
+	AttributeDefinitions => [ { AttributeName => 'id', AttributeType => 'S' } ],
+	KeySchema => [ { AttributeName => 'id', KeyType => 'HASH' } ] });
+is(api('old', 'DeleteTable', { TableName => 'Scratch' })->{TableDescription}{TableName}, 'Scratch',
+	'0.1 schema, 0.2 library: DeleteTable');
+like(api_error('old', 'UpdateTable', { TableName => 'Counters',
+	StreamSpecification => { StreamEnabled => JSON::PP::true, StreamViewType => 'KEYS_ONLY' } }),
+	qr/dynindex streams need version 0\.2 of the extension in this database.*HINT:  Run ALTER EXTENSION dynindex UPDATE\./s,
+	'0.1 schema, 0.2 library: enabling a stream asks for ALTER EXTENSION dynindex UPDATE');
+
 # pg_dump of the 0.1 database, restored further below.
 my $dump = $node->basedir . '/old-0.1.sql';
 command_ok([ 'pg_dump', '-d', $node->connstr('old'), '-f', $dump ], 'pg_dump of the 0.1 database');
@@ -175,6 +187,27 @@ is(api('old', 'Query', { TableName => 'Orders', IndexName => 'byCust', KeyCondit
 # catalog comparison below.
 # ---------------------------------------------------------------------------
 my @FEATURES = (
+	[ 'streams' => sub {
+		my $db = shift;
+		my $d = api($db, 'UpdateTable', { TableName => 'Counters',
+			StreamSpecification => { StreamEnabled => JSON::PP::true, StreamViewType => 'NEW_AND_OLD_IMAGES' } })->{TableDescription};
+		ok($d->{LatestStreamArn}, 'UpdateTable enables a stream on a table created at 0.1');
+		api($db, 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '2' } },
+			UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+		is($node->safe_psql($db, q{SELECT string_agg(event_name || ' ' || (old_image->'n'->>'N') || '->' || (new_image->'n'->>'N'), ',') FROM dynindex.stream_records}),
+			'MODIFY 13->14', 'the write path records the change with both images');
+	} ],
+	[ 'backups' => sub {
+		my $db = shift;
+		my $arn = api($db, 'CreateBackup', { TableName => 'Orders', BackupName => 'upgraded' })->{BackupDetails}{BackupArn};
+		ok($arn, 'CreateBackup of a table created at 0.1');
+		api($db, 'RestoreTableFromBackup', { TargetTableName => 'OrdersRestored', BackupArn => $arn });
+		is($node->safe_psql($db, q{SELECT dynindex.wait_for_indexes('OrdersRestored', '60 seconds')}), 't', 'restored table: indexes built');
+		is(api($db, 'Query', { TableName => 'OrdersRestored', IndexName => 'byCust', KeyConditionExpression => 'cust = :c',
+			ExpressionAttributeValues => { ':c' => { S => 'c0' } } })->{Count}, 10, 'restored table: its GSI answers');
+		api($db, 'DeleteTable', { TableName => 'OrdersRestored' });
+		api($db, 'DeleteBackup', { BackupArn => $arn });
+	} ],
 	[ 'metrics' => sub {
 		my $db = shift;
 		my $rcu = q{SELECT consumed_read_capacity_units FROM dynindex.table_metrics WHERE table_name = 'Counters' AND index_name IS NULL};
