@@ -19,6 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use JSON::PP;
+use Digest::SHA qw(sha256_hex);
 
 my $node = PostgreSQL::Test::Cluster->new('upgrade');
 $node->init;
@@ -47,6 +48,22 @@ sub api_error
 my $default = $node->safe_psql('postgres',
 	q{SELECT default_version FROM pg_available_extensions WHERE name = 'dynindex'});
 note("default version: $default");
+
+# Released scripts never change (docs/versions.md): their SHA-256 as released.
+# A release adds the line of its upgrade script here.
+my %RELEASED = (
+	'dynindex--0.1.sql' => 'faec804b9e1d9b372994588c862b10187e2e0d9285c7d6eea740ce460ec3564c',
+);
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
+for my $script (sort keys %RELEASED)
+{
+	for my $dir ("$ENV{TESTDIR}/sql", "$sharedir/extension")
+	{
+		is(sha256_hex(slurp_file("$dir/$script")), $RELEASED{$script},
+			"$dir/$script is byte for byte the released script");
+	}
+}
 
 # ---------------------------------------------------------------------------
 # 1. A 0.1 database with data, upgraded in place.
