@@ -225,6 +225,14 @@ my @FEATURES = (
 		api($db, 'DeleteTable', { TableName => 'OrdersRestored' });
 		api($db, 'DeleteBackup', { BackupArn => $arn });
 	} ],
+	[ 'partiql' => sub {
+		my $db = shift;
+		my $r = api($db, 'ExecuteStatement', { Statement => q{SELECT sk FROM "Orders"."byStatus" WHERE pk = 'u3' AND st = 'open'} });
+		is(scalar @{ $r->{Items} }, 10, 'PartiQL SELECT on the LSI of a table created at 0.1');
+		api($db, 'ExecuteStatement', { Statement => q{UPDATE "Counters" SET n = n + 100 WHERE id = 0} });
+		is(api($db, 'GetItem', { TableName => 'Counters', Key => { id => { N => '0' } } })->{Item}{n}{N}, '113',
+			'PartiQL UPDATE of an item written at 0.1');
+	} ],
 	[ 'metrics' => sub {
 		my $db = shift;
 		my $rcu = q{SELECT consumed_read_capacity_units FROM dynindex.table_metrics WHERE table_name = 'Counters' AND index_name IS NULL};
