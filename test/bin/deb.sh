@@ -22,7 +22,7 @@ di_log "copying the tree to $SRC"
 tar -C "$DI_ROOT" \
     --exclude=./.git --exclude=./.run --exclude=./deb --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
     --exclude=./src/gateway/dynindex-gateway --exclude=./tmp_check --exclude=./tmp_check_iso \
-    --exclude=./tmp_check_clients --exclude=./tmp_check_fuzz --exclude=./results --exclude=./output_iso \
+    --exclude=./tmp_check_clients --exclude=./tmp_check_fuzz --exclude=./tmp_check_citus --exclude=./results --exclude=./output_iso \
     --exclude=./log --exclude=node_modules \
     -cf - . | tar -C "$SRC" -xf -
 
