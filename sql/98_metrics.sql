@@ -57,6 +57,14 @@ SELECT idx, wcu, ccf, user_err, sys_err FROM m() WHERE idx = '(table)';
 -- a ValidationException naming the table: a UserError of the table
 SELECT dynindex.api('GetItem', '{"TableName": "met_t", "Key": {"pk": {"S": "a"}}}');
 SELECT idx, ccf, user_err, sys_err FROM m() WHERE idx = '(table)';
+-- an error that is not DynamoDB's (here a trigger on the storage relation fails the write): a SystemError
+SELECT storage AS met_storage FROM dynindex.tables WHERE table_name = 'met_t' \gset
+CREATE FUNCTION met_boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$;
+CREATE TRIGGER met_boom BEFORE INSERT ON :met_storage FOR EACH ROW EXECUTE FUNCTION met_boom();
+SELECT dynindex.api('PutItem', '{"TableName": "met_t", "Item": {"pk": {"S": "boom"}, "sk": {"S": "1"}}}');
+DROP TRIGGER met_boom ON :met_storage;
+DROP FUNCTION met_boom();
+SELECT idx, ccf, user_err, sys_err FROM m() WHERE idx = '(table)';
 -- requests naming no table, or a table that has no counters, count on the account's row (table_name NULL)
 SELECT dynindex.api('GetItem', '{"TableName": "met_nope", "Key": {"pk": {"S": "a"}}}');
 SELECT dynindex.api('ListTables', '{"Limit": 0}');
