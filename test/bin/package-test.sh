@@ -124,15 +124,23 @@ unit_settings() {
 check "the unit runs as $SVC_USER, logs to the journal and reads $CONF" unit_settings
 
 # ---- 4. a fresh cluster with the packaged extension ----
-PG_PORT="$(free_port 54400 54499)"
+# Ports: free ones of 55650-55699 (package tests run one at a time); on a shared
+# machine another server may take a port between the check and the bind: retry.
 PG_DATA="$W/pg"
 mkdir -p "$PG_DATA"; chown "$U": "$PG_DATA"
 runuser -u "$U" -- "$BIN/initdb" -D "$PG_DATA" -U postgres -A trust -E UTF8 --locale=C > "$W/initdb.log" 2>&1 ||
     { cat "$W/initdb.log"; echo "RESULT: FAIL initdb"; exit 1; }
-{ echo "shared_preload_libraries = 'dynindex'"; echo "port = $PG_PORT"
+{ echo "shared_preload_libraries = 'dynindex'"
   echo "listen_addresses = '127.0.0.1'"; echo "unix_socket_directories = '$PG_DATA'"; } >> "$PG_DATA/postgresql.conf"
-runuser -u "$U" -- "$BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DATA/server.log" -w -t 60 start >/dev/null 9>&- ||
-    { tail -n 30 "$PG_DATA/server.log"; echo "RESULT: FAIL the cluster did not start"; exit 1; }
+started=""
+for attempt in 1 2 3 4 5; do
+    PG_PORT="$(free_port $((55650 + attempt * 3)) 55679)" || break
+    echo "port = $PG_PORT" >> "$PG_DATA/postgresql.conf"    # the last setting wins
+    if runuser -u "$U" -- "$BIN/pg_ctl" -D "$PG_DATA" -l "$PG_DATA/server.log" -w -t 60 start >/dev/null 9>&-; then
+        started=1; break
+    fi
+done
+[ -n "$started" ] || { tail -n 30 "$PG_DATA/server.log"; echo "RESULT: FAIL the cluster did not start"; exit 1; }
 PSQL=("$BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres)
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE pkgtest" >/dev/null
 check "CREATE EXTENSION dynindex installs the packaged default version 0.2" \
@@ -143,33 +151,35 @@ read -r KEY_ID SECRET < <("${PSQL[@]}" -d pkgtest -F ' ' -c "SELECT * FROM dynin
 # start_unit NAME OPTIONS: write the settings an administrator would, start ExecStart
 # (sets STARTED_URL; not in a subshell, so that GW_PIDS reaches the cleanup).
 start_unit() {
-    local name="$1" opts="$2" port
+    local name="$1" opts="$2" port attempt
     STARTED_URL=""
-    port="$(free_port 54500 54599)"
-    cat > "$CONF" <<EOF
+    for attempt in 1 2 3; do
+        port="$(free_port $((55680 + attempt * 4)) 55699)"
+        cat > "$CONF" <<EOF
 # written by test/bin/package-test.sh
 DYNINDEX_GATEWAY_HOST=127.0.0.1
 DYNINDEX_GATEWAY_PORT=$port
 DYNINDEX_GATEWAY_DBNAME="host=127.0.0.1 port=$PG_PORT dbname=pkgtest user=postgres"
 DYNINDEX_GATEWAY_OPTIONS="$opts"
 EOF
-    echo "# $name: $("$PY" "$TREE/test/bin/run_unit.py" --print "$UNIT")"
-    "$PY" "$TREE/test/bin/run_unit.py" "$UNIT" > "$W/$name.out" 2> "$W/$name.err" 9>&- &
-    GW_PIDS+=("$!")
-    for _ in $(seq 1 100); do
-        grep -q 'listening on' "$W/$name.out" 2>/dev/null && break
-        sleep 0.1
-    done
-    if grep -q 'listening on' "$W/$name.out"; then
-        STARTED_URL="http://127.0.0.1:$port"
-    else
+        echo "# $name: $("$PY" "$TREE/test/bin/run_unit.py" --print "$UNIT")"
+        "$PY" "$TREE/test/bin/run_unit.py" "$UNIT" > "$W/$name.out" 2> "$W/$name.err" 9>&- &
+        GW_PIDS+=("$!")
+        for _ in $(seq 1 100); do
+            grep -q 'listening on' "$W/$name.out" 2>/dev/null && break
+            sleep 0.1
+        done
+        if grep -q 'listening on' "$W/$name.out"; then
+            STARTED_URL="http://127.0.0.1:$port"
+            return 0
+        fi
         cat "$W/$name.out" "$W/$name.err"
-    fi
+    done
 }
 start_unit dev "--pool-size 2 --dev"; DEV_URL="$STARTED_URL"
 check "the gateway started from the unit's ExecStart (dev mode: $DEV_URL)" test -n "$DEV_URL"
-gw_user="$(ps -o user= -p "${GW_PIDS[0]}" 2>/dev/null | tr -d ' ')"
-gw_cmd="$(tr '\0' ' ' < "/proc/${GW_PIDS[0]}/cmdline" 2>/dev/null)"
+gw_user="$(ps -o user= -p "${GW_PIDS[-1]}" 2>/dev/null | tr -d ' ')"
+gw_cmd="$(tr '\0' ' ' < "/proc/${GW_PIDS[-1]}/cmdline" 2>/dev/null)"
 check "it runs as $SVC_USER (found: ${gw_user:-none}): $gw_cmd" test "$gw_user" = "$SVC_USER"
 start_unit auth "--pool-size 2"; AUTH_URL="$STARTED_URL"
 check "the gateway started from the unit's ExecStart (SigV4: $AUTH_URL)" test -n "$AUTH_URL"
