@@ -302,3 +302,27 @@ END
 $fn$;
 COMMENT ON FUNCTION dynindex._storage_writes(text) IS
   'Internal: rows inserted + updated + deleted in a storage relation and its partitions, from pg_stat_all_tables (flushed at most once a second per backend; pg_stat_force_next_flush() hurries it); for a Citus distributed relation, summed over its shards on the workers.';
+
+-- Parallel Scan by hash ranges: segment s of n reads the partition keys whose
+-- hash lies in the s-th of n equal ranges of the int4 hash space, through an
+-- index on (key_hash(pk), pk, sk) of every storage relation (new relations get
+-- it at CreateTable/UpdateTable; existing ones here).
+CREATE FUNCTION dynindex.key_hash(key bytea)
+RETURNS int4
+AS 'MODULE_PATHNAME', 'dynindex_key_hash'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.key_hash(bytea) IS
+  'Hash (signed int4) of an encoded partition key, the one PostgreSQL and Citus hash a bytea by; parallel-Scan segment s of n holds the keys whose hash is in the s-th of n equal ranges of the int4 space, read through each storage relation''s (key_hash(pk), pk, sk) index.';
+
+DO $scaling$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT storage FROM dynindex.tables LOOP
+        EXECUTE format('CREATE INDEX ON %s (dynindex.key_hash(pk), pk, sk)', r.storage);
+    END LOOP;
+    FOR r IN SELECT storage FROM dynindex.indexes LOOP
+        EXECUTE format('CREATE INDEX ON %s (dynindex.key_hash(ipk), ipk, isk, pk, sk)', r.storage);
+    END LOOP;
+END
+$scaling$;

@@ -129,6 +129,7 @@ typedef struct ReadSpec
 	DynCapacityMode cap;
 	int			segment;
 	int			total_segments; /* 0: not a parallel scan */
+	bool		seg_index;		/* read the segment's hash range by the segment index */
 
 	/* the relation and its key columns: [hash |] tuple */
 	const char *rel;
@@ -231,6 +232,48 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 		types[nargs] = BYTEAOID;
 		args[nargs++] = PointerGetDatum(rs->fixed);
 		appendStringInfo(&sql, "%s = $%d AND ", rs->cols[0], nargs);
+	}
+	if (rs->total_segments > 0 && rs->seg_index)
+	{
+		/*
+		 * One segment: the hashes [low, next segment's low) in (hash, key)
+		 * order, from the segment's first hash or just after the last key
+		 * read (a Scan reads forward and has no upper key bound).
+		 */
+		bool		resumed = VARSIZE_ANY_EXHDR(rs->lo[0]) > 0;
+
+		Assert(!has_hi && rs->nfixed == 0);
+		types[nargs] = INT4OID;
+		args[nargs++] = Int32GetDatum(resumed ? DynKeyHash(rs->lo[0]) :
+									  (int32) DynSegmentLowHash(rs->segment, rs->total_segments));
+		appendStringInfo(&sql, "(dynindex.key_hash(%s), ", rs->cols[0]);
+		for (i = 0; i < ntuple; i++)
+			appendStringInfo(&sql, "%s%s", i ? ", " : "", rs->cols[i]);
+		appendStringInfo(&sql, ") >= ($%d", nargs);
+		for (i = 0; i < ntuple; i++)
+		{
+			types[nargs] = BYTEAOID;
+			args[nargs++] = PointerGetDatum(rs->lo[i]);
+			appendStringInfo(&sql, ", $%d", nargs);
+		}
+		appendStringInfoChar(&sql, ')');
+		if (rs->segment + 1 < rs->total_segments)
+		{
+			types[nargs] = INT4OID;
+			args[nargs++] = Int32GetDatum((int32) DynSegmentLowHash(rs->segment + 1, rs->total_segments));
+			appendStringInfo(&sql, " AND dynindex.key_hash(%s) < $%d", rs->cols[0], nargs);
+		}
+		appendStringInfo(&sql, " ORDER BY dynindex.key_hash(%s)", rs->cols[0]);
+		for (i = 0; i < ntuple; i++)
+			appendStringInfo(&sql, ", %s", rs->cols[i]);
+		types[nargs] = INT8OID;
+		args[nargs++] = Int64GetDatum(n);
+		appendStringInfo(&sql, " LIMIT $%d", nargs);
+		ret = SPI_execute_plan(cached_plan(sql.data, nargs, types), args, NULL, true, 0);
+		if (ret != SPI_OK_SELECT)
+			elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
+		pfree(sql.data);
+		return;
 	}
 	for (int pass = 0; pass < (has_hi ? 2 : 1); pass++)
 	{
@@ -938,6 +981,7 @@ scan_segments(ReadSpec *rs, JsonbContainer *r)
 						   rs->segment, rs->total_segments);
 	if (rs->total_segments == 1)
 		rs->total_segments = 0;
+	rs->seg_index = rs->total_segments > 0 && DynStorageHasSegmentIndexes();
 }
 
 /* Common start of Query and Scan: validation, table, index, select. */
@@ -1067,10 +1111,7 @@ DynScan(Jsonb *req)
 		bytea	   *tuple[MAX_KEY_COLS];
 
 		encode_start_key(&rs, esk, tuple);
-		if (rs.total_segments > 0 &&
-			(int) (DatumGetUInt32(hash_any((unsigned char *) VARDATA_ANY(tuple[0]),
-											VARSIZE_ANY_EXHDR(tuple[0]))) %
-				   (uint32) rs.total_segments) != rs.segment)
+		if (rs.total_segments > 0 && DynKeySegment(tuple[0], rs.total_segments) != rs.segment)
 			DynValidationError("The provided starting key is invalid: Invalid ExclusiveStartKey. Please use ExclusiveStartKey with correct Segment. TotalSegments: %d Segment: %d",
 							   rs.total_segments, rs.segment);
 		resume_from(&rs, tuple);
@@ -1083,17 +1124,24 @@ DynScan(Jsonb *req)
 
 PG_FUNCTION_INFO_V1(dynindex_key_segment);
 
-/* dynindex.key_segment(key bytea, total int4): the parallel-scan segment of a partition key. */
+/*
+ * dynindex.key_segment(key bytea, total int4): the parallel-scan segment of a
+ * partition key: segment s of n holds the keys whose hash is in the s-th of n
+ * equal ranges of the hash space (DynKeySegment).
+ */
 Datum
 dynindex_key_segment(PG_FUNCTION_ARGS)
 {
-	bytea	   *b = PG_GETARG_BYTEA_PP(0);
-	int32		total = PG_GETARG_INT32(1);
-	uint32		h = DatumGetUInt32(hash_any((unsigned char *) VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)));
+	PG_RETURN_INT32(DynKeySegment(PG_GETARG_BYTEA_PP(0), PG_GETARG_INT32(1)));
+}
 
-	if (total <= 0)
-		PG_RETURN_INT32(0);
-	PG_RETURN_INT32((int32) (h % (uint32) total));
+PG_FUNCTION_INFO_V1(dynindex_key_hash);
+
+/* dynindex.key_hash(key bytea): the hash of an encoded partition key (signed int4). */
+Datum
+dynindex_key_hash(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(DynKeyHash(PG_GETARG_BYTEA_PP(0)));
 }
 
 PG_FUNCTION_INFO_V1(dynindex_read_all);

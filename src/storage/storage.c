@@ -6,7 +6,10 @@
 
 #include "catalog/pg_type.h"
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "utils/resowner.h"
 #include "utils/builtins.h"
 
@@ -33,6 +36,66 @@ exec_ddl(const char *sql)
 		elog(ERROR, "could not execute \"%s\"", sql);
 }
 
+/*
+ * The hash of an encoded partition key: PostgreSQL's hash of a bytea
+ * (hashvarlena), as a signed int4 -- the hash Citus distributes bytea
+ * columns by, so a segment's hash range and a shard's hash range are ranges
+ * of the same space.
+ */
+int32
+DynKeyHash(const bytea *key)
+{
+	return (int32) DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(key),
+										   VARSIZE_ANY_EXHDR(key)));
+}
+
+/* First hash of segment of total (segment == total: 2^31, past the last). */
+int64
+DynSegmentLowHash(int segment, int total)
+{
+	/* ceil(segment * 2^32 / total) - 2^31: segment s holds the hashes h with
+	 * floor((h + 2^31) * total / 2^32) = s */
+	return (int64) (((uint64) segment * (UINT64CONST(1) << 32) + (uint64) total - 1) / (uint64) total)
+		- (INT64CONST(1) << 31);
+}
+
+/* The parallel-scan segment (0 .. total-1) of an encoded partition key. */
+int
+DynKeySegment(const bytea *key, int total)
+{
+	uint64		x = (uint64) ((int64) DynKeyHash(key) + (INT64CONST(1) << 31));
+
+	if (total <= 0)
+		return 0;
+	return (int) ((x * (uint64) total) >> 32);
+}
+
+/*
+ * Does this database have dynindex.key_hash(bytea), and so a segment index
+ * on every storage relation?  (A 0.1 database has neither until ALTER
+ * EXTENSION dynindex UPDATE.)
+ */
+bool
+DynStorageHasSegmentIndexes(void)
+{
+	Oid			argtypes[1] = {BYTEAOID};
+
+	return OidIsValid(LookupFuncName(list_make2(makeString("dynindex"), makeString("key_hash")),
+									 1, argtypes, true));
+}
+
+/*
+ * The segment index of a storage relation: its rows in (hash of the
+ * partition key, key columns) order, so that each parallel-Scan segment
+ * reads only its range of hashes.
+ */
+static void
+create_segment_index(const char *storage, const char *hash_col, const char *cols)
+{
+	if (DynStorageHasSegmentIndexes())
+		exec_ddl(psprintf("CREATE INDEX ON %s (dynindex.key_hash(%s), %s)", storage, hash_col, cols));
+}
+
 /* Create a storage relation (hash-partitioned on pk when partitions > 0). */
 void
 DynStorageCreateTable(const char *storage, int partitions)
@@ -55,6 +118,7 @@ DynStorageCreateTable(const char *storage, int partitions)
 		if (!distribute)
 			DynStorageAddGuard(part);
 	}
+	create_segment_index(storage, "pk", "pk, sk");
 	if (distribute)
 		DynStorageDistribute(storage, "pk", NULL);
 }
@@ -71,6 +135,7 @@ DynStorageCreateIndexTable(const char *storage, bool global, const char *table_s
 					  "PRIMARY KEY (ipk, isk, pk, sk))", storage));
 	if (global)
 		exec_ddl(psprintf("CREATE INDEX ON %s (pk, sk)", storage));
+	create_segment_index(storage, "ipk", "ipk, isk, pk, sk");
 	if (DynStorageDistributing())
 		DynStorageDistribute(storage, "ipk", global ? NULL : table_storage);
 	else

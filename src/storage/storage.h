@@ -35,6 +35,12 @@ extern void DynStorageCreateTable(const char *storage, int partitions);
 extern void DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage);
 extern void DynStorageDropTable(const char *storage);
 
+/* Parallel-scan segments: disjoint ranges of the partition key's hash. */
+extern int32 DynKeyHash(const bytea *key);
+extern int64 DynSegmentLowHash(int segment, int total);
+extern int	DynKeySegment(const bytea *key, int total);
+extern bool DynStorageHasSegmentIndexes(void);
+
 /* Same bytes (any varlena header)? */
 extern bool DynByteaEquals(const bytea *a, const bytea *b);
 /* Do two encoded keys name the same item of a table? */
