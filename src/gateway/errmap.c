@@ -202,6 +202,8 @@ gw_error_from_pg(GwError *e, const char *sqlstate, const char *message,
 			gw_error_make(e, name, colon + 2, detail);
 			if (strcmp(sqlstate, "YD500") == 0)
 				e->status = 500;
+			else if (strcmp(sqlstate, "YD503") == 0)
+				e->status = 503;	/* ServiceUnavailable: a write sent to a standby */
 			return;
 		}
 		/* A YD error without the "<Type>: " prefix: keep the text. */

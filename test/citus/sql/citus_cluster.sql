@@ -66,6 +66,24 @@ SELECT * FROM dynindex.verify_indexes('Orders');
 -- parallel Scan: the segments together return every item once
 SELECT sum((dynindex.api('Scan', jsonb_build_object('TableName', 'Orders', 'Segment', s, 'TotalSegments', 3)) ->> 'Count')::int) AS items_in_segments
   FROM generate_series(0, 2) s;
+-- a segment is a range of key_hash(pk), the hash Citus distributes by: each shard
+-- reads the range through its segment index (an empty probe outside its own range),
+-- and with TotalSegments = the shard count (4), segment s is exactly shard s
+CREATE FUNCTION shard_plan_of(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  FOR r IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+    IF r ~ 'Task Count|Scan|Index Cond' THEN RETURN NEXT regexp_replace(trim(r), '_[0-9]{6}', '_N', 'g'); END IF;
+  END LOOP;
+END $$;
+SELECT shard_plan_of($q$SELECT pk, sk, size, item FROM dynindex_data.t1 WHERE (dynindex.key_hash(pk), pk, sk) >= (-1073741824, '\x'::bytea, '\x'::bytea)
+  AND dynindex.key_hash(pk) < 0 ORDER BY dynindex.key_hash(pk), pk, sk LIMIT 10$q$);
+SELECT bool_and(worker_hash(pk) = dynindex.key_hash(pk)) AS citus_hash_is_key_hash FROM dynindex_data.t1;
+WITH k AS MATERIALIZED (SELECT pk FROM dynindex_data.t1)
+SELECT count(*) AS items, bool_and(dynindex.key_segment(pk, 4) = (SELECT count(*) FROM pg_dist_shard o WHERE o.logicalrelid = 'dynindex_data.t1'::regclass
+                  AND o.shardminvalue::int < (SELECT shardminvalue::int FROM pg_dist_shard WHERE shardid = get_shard_id_for_distribution_column('dynindex_data.t1', pk))))
+       AS segment_s_of_4_is_shard_s
+  FROM k;
 
 -- an existing, local table is distributed with dynindex.distribute_table
 SET dynindex.distributed = off;
