@@ -4,6 +4,7 @@
  */
 #include "postgres.h"
 
+#include "access/xlog.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "utils/builtins.h"
@@ -61,6 +62,50 @@ static const OperationEntry operations[] = {
 	{NULL, NULL}
 };
 
+/*
+ * Operations that only read: a hot standby (read-only, in recovery) serves
+ * these and refuses every other operation.  Operations that may read or
+ * write (PartiQL statements) run there too, and a write among them fails
+ * when it reaches storage (read-only transaction), which is reported as the
+ * same refusal.
+ */
+static const char *const standby_operations[] = {
+	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeLimits",
+	"DescribeTable", "DescribeTimeToLive", "GetItem", "ListBackups", "ListTagsOfResource",
+	"ListTables", "Query", "Scan", "TransactGetItems",
+	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams",
+	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+	NULL
+};
+
+/*
+ * Refuse a write on a hot standby.  DynamoDB has no read-only replicas that
+ * take requests; the nearest answer is the common error for a request the
+ * service cannot serve now, ServiceUnavailable (HTTP 503, which SDKs retry):
+ * its text from DynamoDB's API reference (Common Errors), with a hint.
+ */
+static void
+standby_refuse(const char *opname)
+{
+	const char *sqlstate = "YD503";
+
+	ereport(ERROR,
+			(errcode(MAKE_SQLSTATE(sqlstate[0], sqlstate[1], sqlstate[2], sqlstate[3], sqlstate[4])),
+			 errmsg_internal("%s: The request has failed due to a temporary failure of the server.",
+							 DynErrorName(DYN_ERR_SERVICE_UNAVAILABLE)),
+			 errhint("This server is a hot standby (read-only): send %s to the primary.", opname)));
+}
+
+/* Does a standby serve this operation? */
+static bool
+standby_serves(const char *opname)
+{
+	for (const char *const *p = standby_operations; *p; p++)
+		if (strcmp(*p, opname) == 0)
+			return true;
+	return false;
+}
+
 /* Find an operation by name. */
 static DynOperation
 find_operation(const char *name)
@@ -103,10 +148,13 @@ run_operation(const char *opname, Jsonb *req)
 	Jsonb	   *volatile out = NULL;
 	DynOperation fn;
 	TimestampTz start = GetCurrentTimestamp();	/* SuccessfulRequestLatency */
+	MemoryContext cxt = CurrentMemoryContext;
 
 	fn = find_operation(opname);
 	if (fn == NULL)
 		DynError(DYN_ERR_UNKNOWN_OPERATION, "An unknown operation was requested.");
+	if (RecoveryInProgress() && !standby_serves(opname))
+		standby_refuse(opname);
 
 	strlcpy(current_operation, opname, sizeof(current_operation));
 	DynRequestOperation = current_operation;
@@ -127,6 +175,13 @@ run_operation(const char *opname, Jsonb *req)
 		DynStorageWritesEnd();
 		DynCatalogRequestReset();
 		DynMetricsCountError(request_table(req), geterrcode());
+		/* a write reached storage on a standby: the same refusal */
+		if (RecoveryInProgress() && geterrcode() == ERRCODE_READ_ONLY_SQL_TRANSACTION)
+		{
+			MemoryContextSwitchTo(cxt);
+			FlushErrorState();
+			standby_refuse(opname);
+		}
 		PG_RE_THROW();
 	}
 	PG_END_TRY();

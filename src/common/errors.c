@@ -40,6 +40,7 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_DUPLICATE_ITEM] = {"DuplicateItemException", "YD020"},
 	[DYN_ERR_EXPIRED_ITERATOR] = {"ExpiredIteratorException", "YD040"},
 	[DYN_ERR_TRIMMED_DATA_ACCESS] = {"TrimmedDataAccessException", "YD041"},
+	[DYN_ERR_SERVICE_UNAVAILABLE] = {"ServiceUnavailable", "YD503"},
 };
 
 /* DynamoDB's name of an error type. */

@@ -36,6 +36,7 @@ typedef enum DynErrorCode
 	DYN_ERR_DUPLICATE_ITEM,		/* PartiQL INSERT of an existing item */
 	DYN_ERR_EXPIRED_ITERATOR,	/* DynamoDB Streams */
 	DYN_ERR_TRIMMED_DATA_ACCESS,	/* DynamoDB Streams */
+	DYN_ERR_SERVICE_UNAVAILABLE,	/* a write sent to a hot standby (src/api/api.c) */
 	DYN_ERR__COUNT
 } DynErrorCode;
 
