@@ -81,3 +81,9 @@ for op in get query; do
 			"$(echo "$s / $ROUNDS" | bc -l)" "$(echo "$a / $s" | bc -l)"
 	done
 done
+
+# The same comparison in CPU time of one backend (not wall time: on a loaded shared
+# machine throughput swings with the neighbours, a backend's own CPU time much less).
+echo
+echo "CPU time of one backend, $((3000 * 6)) calls per side (clock ticks; ratio = json / partiql):"
+psql -X -q "${CONN[@]}" -f "$(dirname "$0")/partiql_cpu.sql" -c "SELECT * FROM pq_micro_cpu(3000, 6)"

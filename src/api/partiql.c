@@ -469,7 +469,7 @@ run_write(PqPlan *plan, const char *rcc, const char *rvoccf)
 /* What push_next_token needs. */
 typedef struct TokenArg
 {
-	uint32		hash;
+	JsonbContainer *request;	/* hashed only when a token is made */
 	int			query;
 } TokenArg;
 
@@ -480,7 +480,7 @@ push_next_token(JsonbParseState **st, void *arg, Jsonb *last_key)
 	TokenArg   *ta = (TokenArg *) arg;
 
 	RqPushKey(st, "NextToken");
-	RqPushString(st, WJB_VALUE, encode_token(ta->hash, ta->query, last_key));
+	RqPushString(st, WJB_VALUE, encode_token(request_hash(ta->request), ta->query, last_key));
 }
 
 /* Run a planned Query or Scan page in ExecuteStatement's shape. */
@@ -521,7 +521,7 @@ DynExecuteStatement(Jsonb *req)
 
 	if (plan->is_read)
 	{
-		uint32		h = request_hash(r);
+		uint32		h = 0;
 		int64		limit = RqGetInt(r, "Limit", 0);
 		int64		remaining = limit;
 		int64		bytes = 0;
@@ -529,12 +529,14 @@ DynExecuteStatement(Jsonb *req)
 		char	   *esk = NULL;
 		char	   *token = RqGetString(r, "NextToken");
 
+		if (token || plan->nbodies > 1)
+			h = request_hash(r);
 		if (token)
 			decode_token(token, h, plan->nbodies, &q, &esk);
 		if (plan->op != PQ_OP_GET && plan->nbodies == 1)
 		{
 			/* one Query or Scan: its page is the answer */
-			TokenArg	ta = {h, 0};
+			TokenArg	ta = {r, 0};
 			DynPartiQLRead pr = {push_next_token, &ta, 0};
 
 			return run_read(plan, read_request(plan, 0, consistent, rcc, limit, esk), &pr);
