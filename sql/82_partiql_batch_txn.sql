@@ -102,3 +102,11 @@ SELECT dynindex.api('ExecuteTransaction', '{"ClientRequestToken": "tok-1", "Tran
   {"Statement": "UPDATE pb_t SET n = n + 2 WHERE pk = ''a'' AND sk = 1"}]}');
 -- EXISTS only in a transaction of writes
 SELECT dynindex.api('ExecuteStatement', '{"Statement": "EXISTS(SELECT * FROM pb_t WHERE pk = ''a'' AND sk = 1)"}');
+-- the same statement text with other parameters in one batch and one transaction
+SELECT dynindex.api('BatchExecuteStatement', '{"Statements": [
+  {"Statement": "SELECT sk FROM pb_t WHERE pk = ? AND sk = ?", "Parameters": [{"S": "a"}, {"N": "1"}]},
+  {"Statement": "SELECT sk FROM pb_t WHERE pk = ? AND sk = ?", "Parameters": [{"S": "a"}, {"N": "2"}]},
+  {"Statement": "SELECT sk FROM pb_t WHERE pk = ? AND sk = ?", "Parameters": [{"S": "t"}, {"N": "1"}]}]}');
+SELECT dynindex.api('ExecuteTransaction', '{"TransactStatements": [
+  {"Statement": "SELECT sk FROM pb_t WHERE pk = ? AND sk = ?", "Parameters": [{"S": "a"}, {"N": "2"}]},
+  {"Statement": "SELECT sk FROM pb_t WHERE pk = ? AND sk = ?", "Parameters": [{"S": "a"}, {"N": "1"}]}]}');

@@ -125,3 +125,7 @@ SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('(', 300) || 'a = 1' || repeat('
 SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('NOT ', 300) || 'a = 1');
 SELECT ps('SELECT * FROM pe_t WHERE ' || repeat('(', 100) || 'a = 1' || repeat(')', 100));
 SELECT ps('SELECT * FROM pe_t WHERE pk = ''a'' AND ' || (SELECT string_agg('a = ' || i, ' AND ') FROM generate_series(1, 400) i));
+-- a statement parsed before (kept per backend) still counts its parameters
+SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}, {"N": "1"}]');
+SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}]');
+SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}, {"S": "1"}]');

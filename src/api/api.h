@@ -31,6 +31,8 @@ extern Jsonb *DynTableDescription(struct DynTable *t, const char *status, bool w
 extern Jsonb *DynPutItem(Jsonb *req);
 extern Jsonb *DynGetItem(Jsonb *req);
 extern Jsonb *DynDeleteItem(Jsonb *req);
+/* GetItem answering {"Items": [item]} (PartiQL's SELECT by key) */
+extern Jsonb *DynGetItemForPartiQL(Jsonb *req);
 
 /* update_item.c */
 extern Jsonb *DynUpdateItem(Jsonb *req);

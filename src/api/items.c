@@ -396,6 +396,9 @@ DynItemsCheckKeyPaths(DynTable *t, DynExpr *e)
 		DynItemsCheckKeyPaths(t, e->args[i]);
 }
 
+/* ExecuteStatement (src/api/partiql.c): GetItem answers in its shape, "Items": [item] */
+static bool get_as_items = false;
+
 /* GetItem */
 Jsonb *
 DynGetItem(Jsonb *req)
@@ -419,16 +422,50 @@ DynGetItem(Jsonb *req)
 
 	found = DynStorageGet(t, &key, false, &stored);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	if (get_as_items)
+	{
+		/* ExecuteStatement's shape: "Items": [] or [item] */
+		RqPushKey(&st, "Items");
+		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	}
 	if (found)
 	{
-		RqPushKey(&st, "Item");
+		if (!get_as_items)
+			RqPushKey(&st, "Item");
 		if (proj)
-			RqPushJsonb(&st, WJB_VALUE, DynItemToJsonb(DynApplyProjection(proj, DynItemFromStored(stored.item))));
+			RqPushJsonb(&st, get_as_items ? WJB_ELEM : WJB_VALUE,
+						DynItemToJsonb(DynApplyProjection(proj, DynItemFromStored(stored.item))));
 		else
-			RqPushJsonb(&st, WJB_VALUE, stored.item);
+			RqPushJsonb(&st, get_as_items ? WJB_ELEM : WJB_VALUE, stored.item);
 	}
+	if (get_as_items)
+		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), true);
 	DynCapacityAddItemRead(&cap, found ? stored.size : 0, consistent);
 	DynCapacityPush(&st, &cap);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
+
+/*
+ * GetItem for a PartiQL SELECT by full key (src/api/partiql.c): the same
+ * GetItem, answering {"Items": [item]} as ExecuteStatement does, so the item
+ * is not copied into another response.
+ */
+Jsonb *
+DynGetItemForPartiQL(Jsonb *req)
+{
+	Jsonb	   *volatile res = NULL;
+
+	get_as_items = true;
+	PG_TRY();
+	{
+		res = DynGetItem(req);
+	}
+	PG_FINALLY();
+	{
+		get_as_items = false;
+	}
+	PG_END_TRY();
+	return res;
+}
+

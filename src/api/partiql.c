@@ -533,7 +533,9 @@ DynExecuteStatement(Jsonb *req)
 			h = request_hash(r);
 		if (token)
 			decode_token(token, h, plan->nbodies, &q, &esk);
-		if (plan->op != PQ_OP_GET && plan->nbodies == 1)
+		if (plan->op == PQ_OP_GET)
+			return run(DynGetItemForPartiQL, read_request(plan, 0, consistent, rcc, 0, NULL));
+		if (plan->nbodies == 1)
 		{
 			/* one Query or Scan: its page is the answer */
 			TokenArg	ta = {r, 0};
@@ -681,7 +683,8 @@ batch_run(BatchEntry *e, const char *rcc)
 
 		if (cr && cr->type == jbvBool)
 			consistent = cr->val.boolean;
-		plan = PqPlanStatement(e->stmt, PQ_CTX_BATCH, consistent);
+		/* parsed trees are shared by equal texts (parse.c's cache): bind this one's parameters again */
+		plan = plan_statement(e->spec, PQ_CTX_BATCH, consistent);
 		if (plan->is_read)
 			e->result = run(plan_function(plan), read_request(plan, 0, consistent, rcc, 0, NULL));
 		else

@@ -14,9 +14,11 @@
  */
 #include "postgres.h"
 
+#include "common/hashfn.h"
 #include "utils/builtins.h"
 #include "utils/formatting.h"
 #include "utils/json.h"
+#include "utils/memutils.h"
 
 #include "common/errors.h"
 #include "partiql/partiql.h"
@@ -51,6 +53,7 @@ typedef struct Parser
 	int			nparams;
 	int			nbound;
 	int			depth;			/* nesting of parentheses, collections, calls, NOT */
+	PqNode	  **bound;			/* the nodes of the `?` bound so far (nparams of them) */
 } Parser;
 
 /*
@@ -566,6 +569,8 @@ bind_param(Parser *p)
 		return make_value(NULL, NULL);	/* counted; reported after parsing */
 	}
 	n = make_value(pstrdup(p->params[p->nbound].json), p->params[p->nbound].type);
+	if (p->bound)
+		p->bound[p->nbound] = n;
 	p->nbound++;
 	return n;
 }
@@ -1141,9 +1146,9 @@ parse_delete(Parser *p, PqStatement *st)
 		st->returning = parse_returning(p);
 }
 
-/* Parse one statement, binding params to its `?` in order. */
-PqStatement *
-PqParse(const char *text, int len, const PqParam *params, int nparams)
+/* Parse one statement; bound (when not NULL) receives the nodes of its `?`. */
+static PqStatement *
+parse_statement(const char *text, int len, const PqParam *params, int nparams, PqNode **bound)
 {
 	Parser		p = {0};
 	PqStatement *st = palloc0(sizeof(PqStatement));
@@ -1151,6 +1156,7 @@ PqParse(const char *text, int len, const PqParam *params, int nparams)
 	p.toks = lex(text, len, &p.ntoks);
 	p.params = params;
 	p.nparams = nparams;
+	p.bound = bound;
 	if (eat_kw(&p, "select"))
 		parse_select(&p, st);
 	else if (eat_kw(&p, "insert"))
@@ -1190,3 +1196,96 @@ PqParse(const char *text, int len, const PqParam *params, int nparams)
 	st->nparams = p.nbound;
 	return st;
 }
+
+/* ---------------------------------------------------------------- statement cache */
+
+/*
+ * Parsed statements kept per backend, keyed by their text: an application
+ * sends the same statements again and again with other parameters, and a
+ * parse is a sixth of a SELECT by key.  The tree does not depend on the
+ * catalog or on the parameters' values (the planner reads it, never changes
+ * it); each use binds the new parameters to the `?` nodes.  Only statements
+ * that parsed are kept; the oldest entry makes room.
+ */
+#define STATEMENT_CACHE_SIZE 64
+
+typedef struct CachedStatement
+{
+	MemoryContext cxt;			/* owns the entry; NULL: empty slot */
+	uint32		hash;
+	char	   *text;
+	int			len;
+	PqStatement *stmt;
+	int			nparams;
+	PqNode	  **params;			/* the `?` nodes, in order */
+} CachedStatement;
+
+static CachedStatement statement_cache[STATEMENT_CACHE_SIZE];
+static int	statement_cache_next = 0;
+
+/* The cached parse of a statement text, or NULL. */
+static CachedStatement *
+cache_lookup(const char *text, int len, uint32 hash)
+{
+	int			i;
+
+	for (i = 0; i < STATEMENT_CACHE_SIZE; i++)
+	{
+		CachedStatement *c = &statement_cache[i];
+
+		if (c->cxt && c->hash == hash && c->len == len && memcmp(c->text, text, len) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+/* Keep the parse of a statement that parsed (parsed again in the cache's memory). */
+static void
+cache_store(const char *text, int len, uint32 hash, const PqParam *params, int nparams)
+{
+	CachedStatement *c = &statement_cache[statement_cache_next];
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "dynindex PartiQL statement",
+											  ALLOCSET_SMALL_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	PqNode	  **bound = palloc0(sizeof(PqNode *) * (nparams + 1));
+	PqStatement *st = parse_statement(text, len, params, nparams, bound);
+	char	   *copy = pnstrdup(text, len);
+
+	MemoryContextSwitchTo(old);
+	if (c->cxt)
+		MemoryContextDelete(c->cxt);
+	c->cxt = cxt;
+	c->hash = hash;
+	c->text = copy;
+	c->len = len;
+	c->stmt = st;
+	c->nparams = st->nparams;
+	c->params = bound;
+	statement_cache_next = (statement_cache_next + 1) % STATEMENT_CACHE_SIZE;
+}
+
+/* Parse one statement, binding params to its `?` in order (through the cache). */
+PqStatement *
+PqParse(const char *text, int len, const PqParam *params, int nparams)
+{
+	uint32		hash = hash_bytes((const unsigned char *) text, len);
+	CachedStatement *c = cache_lookup(text, len, hash);
+	PqStatement *st;
+	int			i;
+
+	if (c)
+	{
+		if (c->nparams > nparams)
+			DynValidationError("Number of parameters in request and statement don't match.");
+		for (i = 0; i < c->nparams; i++)
+		{
+			c->params[i]->json = (char *) params[i].json;
+			c->params[i]->vtype = params[i].type;
+		}
+		return c->stmt;
+	}
+	st = parse_statement(text, len, params, nparams, NULL);
+	cache_store(text, len, hash, params, nparams);
+	return st;
+}
+
