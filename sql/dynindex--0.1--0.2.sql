@@ -200,6 +200,15 @@ COMMENT ON FUNCTION dynindex.api_text(text, text) IS
   'dynindex.api with JSON text in and out: strings may hold U+0000 ("\u0000"), which jsonb cannot; the gateway uses it. Errors as dynindex.api.';
 
 -- == security ==
+-- (src/security/, docs/security.md)
+
+-- TransactWriteItems ClientRequestTokens are scoped to the calling role: a
+-- token of one role is a new request for another, which can neither replay
+-- nor block it.  Tokens of 0.1 (no role) expire within 10 minutes.
+ALTER TABLE dynindex.transaction_tokens ADD COLUMN role_oid oid NOT NULL DEFAULT 0;
+ALTER TABLE dynindex.transaction_tokens DROP CONSTRAINT transaction_tokens_pkey;
+ALTER TABLE dynindex.transaction_tokens ADD PRIMARY KEY (role_oid, token);
+COMMENT ON COLUMN dynindex.transaction_tokens.role_oid IS 'The role that sent the request: tokens are scoped to their role.';
 
 -- == metrics ==
 -- Counters per table and index matching DynamoDB's CloudWatch metrics, kept in

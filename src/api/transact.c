@@ -36,6 +36,7 @@
 #include "api/items.h"
 #include "common/errors.h"
 #include "indexes/indexes.h"
+#include "security/security.h"
 
 #define MAX_TRANSACT_ITEMS 100
 #define MAX_TRANSACT_PAYLOAD (4 * 1024 * 1024)
@@ -479,7 +480,11 @@ push_collection_metrics(JsonbParseState **st, TxAction *actions, int n)
  * ClientRequestToken: a token seen in the last 10 minutes with the same
  * request makes the request a no-op that succeeds; with another request it
  * is IdempotentParameterMismatchException.  Returns true when the request
- * was already done.
+ * was already done.  Tokens are scoped to the calling role (another role's
+ * token is a new request for it, and cannot block or replay another's), and
+ * the check comes after the authorization of every table of the request
+ * (the table lookups of step 1).  dynindex.transaction_tokens is internal:
+ * it is read and written with the extension owner's rights.
  */
 static bool
 check_token(Jsonb *req, const char *token)
@@ -488,9 +493,12 @@ check_token(Jsonb *req, const char *token)
 	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
 	char	   *canonical = JsonbToCString(NULL, &req->root, VARSIZE(req));
 	bytea	   *digest = palloc(VARHDRSZ + sizeof(hash));
-	Oid			types[2] = {TEXTOID, BYTEAOID};
-	Datum		args[2];
+	Oid			types[3] = {TEXTOID, BYTEAOID, OIDOID};
+	Datum		args[3];
 	bool		isnull;
+	bool		done = false;
+	bool		mismatch = false;
+	DynSecurityState sec;
 
 	if (pg_cryptohash_init(ctx) < 0 ||
 		pg_cryptohash_update(ctx, (uint8 *) canonical, strlen(canonical)) < 0 ||
@@ -501,24 +509,30 @@ check_token(Jsonb *req, const char *token)
 	memcpy(VARDATA(digest), hash, sizeof(hash));
 	args[0] = CStringGetTextDatum(token);
 	args[1] = PointerGetDatum(digest);
+	args[2] = ObjectIdGetDatum(DynSecurityCaller());
 
+	DynSecurityBeginInternal(&sec);
 	if (SPI_execute("DELETE FROM dynindex.transaction_tokens WHERE created_at < now() - interval '10 minutes'",
 					false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not expire transaction tokens");
-	if (SPI_execute_with_args("SELECT request_hash = $2 FROM dynindex.transaction_tokens WHERE token = $1",
-							  2, types, args, NULL, false, 1) != SPI_OK_SELECT)
+	if (SPI_execute_with_args("SELECT request_hash = $2 FROM dynindex.transaction_tokens WHERE token = $1 AND role_oid = $3",
+							  3, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read transaction tokens");
 	if (SPI_processed > 0)
 	{
 		if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
-			return true;
+			done = true;
+		else
+			mismatch = true;
+	}
+	else if (SPI_execute_with_args("INSERT INTO dynindex.transaction_tokens (token, request_hash, role_oid) VALUES ($1, $2, $3)",
+								   3, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the transaction token");
+	DynSecurityEndInternal(&sec);
+	if (mismatch)
 		DynError(DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH,
 				 "Request has the same client token as a previous request, but is not the same request");
-	}
-	if (SPI_execute_with_args("INSERT INTO dynindex.transaction_tokens (token, request_hash) VALUES ($1, $2)",
-							  2, types, args, NULL, false, 0) != SPI_OK_INSERT)
-		elog(ERROR, "could not record the transaction token");
-	return false;
+	return done;
 }
 
 /* ---------------------------------------------------------------- operations */

@@ -410,12 +410,12 @@ load_table_in_snapshot(const char *name)
  * Lock a storage relation (AccessShareLock, until the end of the transaction);
  * false if it no longer exists.
  */
-static bool
+static Oid
 lock_storage(const char *qualified)
 {
 	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(qualified));
 
-	return OidIsValid(RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL));
+	return RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL);
 }
 
 /*
@@ -428,9 +428,7 @@ lock_storage(const char *qualified)
 static bool
 lock_table(DynTable *t)
 {
-	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(t->storage));
-
-	t->storage_relid = RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL);
+	t->storage_relid = lock_storage(t->storage);
 	return OidIsValid(t->storage_relid);
 }
 
@@ -441,7 +439,7 @@ lock_table(DynTable *t)
 bool
 DynCatalogLockIndex(DynIndex *idx)
 {
-	return lock_storage(idx->storage);
+	return OidIsValid(lock_storage(idx->storage));
 }
 
 /*

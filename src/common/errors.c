@@ -59,10 +59,17 @@ raise_error(DynErrorCode code, const char *detail_json, const char *msg)
 {
 	const char *s = error_info[code].sqlstate;
 
+	/*
+	 * The extra members (an old Item, CancellationReasons with items) go to
+	 * the client only: the server log gets a placeholder instead, so that
+	 * item data never lands in it (errdetail_log replaces the DETAIL of the
+	 * log line, the client still receives the full DETAIL).
+	 */
 	ereport(ERROR,
 			(errcode(MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4])),
 			 errmsg_internal("%s: %s", error_info[code].name, msg),
-			 detail_json ? errdetail_internal("%s", detail_json) : 0));
+			 detail_json ? errdetail_internal("%s", detail_json) : 0,
+			 detail_json ? errdetail_log("(%zu bytes of response members not logged)", strlen(detail_json)) : 0));
 	pg_unreachable();
 }
 

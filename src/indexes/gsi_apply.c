@@ -369,6 +369,7 @@ DynGsiApplyBatch(int limit)
 				DynStoredItem stored;
 				DynValue   *item = NULL;
 
+				DynWorkerExitIfOrphaned();
 				if (i > first && change_cmp(&changes[i], &changes[i - 1]) == 0)
 					continue;	/* a duplicate of the previous record */
 				distinct++;
@@ -502,6 +503,7 @@ DynGsiBackfillStep(void)
 
 		SET_LOCKTAG_RELATION(tag, MyDatabaseId, relid);
 		WaitForLockers(tag, ShareLock, false);
+		DynWorkerExitIfOrphaned();
 	}
 
 	{
@@ -524,6 +526,7 @@ DynGsiBackfillStep(void)
 		bytea	   *sk = DatumGetByteaPCopy(SPI_getbinval(rows->vals[i], rows->tupdesc, 2, &isnull));
 		Jsonb	   *item = DatumGetJsonbP(SPI_getbinval(rows->vals[i], rows->tupdesc, 3, &isnull));
 
+		DynWorkerExitIfOrphaned();
 		sync_entry(t, idx, pk, sk, DynItemFromStored(item));
 		if (i == (int) n - 1)
 		{

@@ -500,6 +500,7 @@ dynindex_worker_main(Datum arg)
 		long		timeout;
 
 		CHECK_FOR_INTERRUPTS();
+		DynWorkerExitIfOrphaned();	/* the busy path ("more") never waits */
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
@@ -525,6 +526,7 @@ dynindex_worker_main(Datum arg)
 			{
 				isolate = Max(0, isolate - n);
 				CHECK_FOR_INTERRUPTS();
+				DynWorkerExitIfOrphaned();
 			}
 			in_batch = false;
 			more = DynGsiBackfillStep();

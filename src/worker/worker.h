@@ -7,10 +7,28 @@
 #ifndef DYNINDEX_WORKER_H
 #define DYNINDEX_WORKER_H
 
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/pmsignal.h"
+
 /* Register GUCs, shared memory hooks and the launcher (from _PG_init). */
 extern void DynWorkerInit(void);
 /* Wake the GSI worker of a database (starting one if needed). */
 extern void DynWorkerWake(Oid dboid);
+
+/*
+ * Exit at once when the postmaster has died.  Every loop of a background
+ * worker calls this (WaitLatch with WL_EXIT_ON_PM_DEATH covers only the
+ * waits): an orphaned worker keeps its shared memory attached, and a
+ * restarted postmaster refuses to start while it runs.  Cheap (a flag set
+ * by a signal on Linux); a no-op outside background workers.
+ */
+static inline void
+DynWorkerExitIfOrphaned(void)
+{
+	if (IsBackgroundWorker && !PostmasterIsAlive())
+		proc_exit(1);
+}
 
 /* bgworker entry points */
 extern PGDLLEXPORT void dynindex_launcher_main(Datum arg);

@@ -25,6 +25,7 @@
 #include "common/errors.h"
 #include "metrics/metrics.h"
 #include "storage/storage.h"
+#include "worker/worker.h"
 #include "write/write.h"
 
 /* DynamoDB ignores expiry times more than five years in the past. */
@@ -144,6 +145,7 @@ expire_table(const char *name, int max_items)
 		DynWriteResult res;
 
 		CHECK_FOR_INTERRUPTS();
+		DynWorkerExitIfOrphaned();
 		DynWriteKeyFromItem(t, item, &key);
 		ec.deleted = false;
 		DynWriteModify(t, &key, expire_mutator, &ec, "", DYN_WRITE_BY_TTL, &res);
@@ -237,6 +239,7 @@ DynTtlSweepDatabase(int max_items)
 		volatile bool writing = false;
 
 		CHECK_FOR_INTERRUPTS();
+		DynWorkerExitIfOrphaned();
 		PG_TRY();
 		{
 			int64		deleted;

@@ -1,0 +1,301 @@
+/*
+ * security.c — the permission model (docs/security.md).
+ *
+ * Rights on a DynamoDB table are PostgreSQL privileges on its storage
+ * relation (SELECT: read; INSERT, UPDATE, DELETE: write) and rows of
+ * dynindex.table_rights (admin, stream); account-wide rights come from
+ * membership in dynindex_admin (everything) or dynindex_creator
+ * (CreateTable).  Every table lookup (DynCatalogGetTable) checks the
+ * current operation's right for the caller before anything else reads the
+ * table's schema, so an operation gets the check by looking its table up.
+ *
+ * Item operations then run as the caller, so that PostgreSQL itself enforces
+ * the storage privileges and row-level security (LeadingKeys) on every
+ * read and write; dynindex's own catalog, queue and token work, and table
+ * management, run in internal sections with the extension owner's rights.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/syscache.h"
+
+#include "common/errors.h"
+#include "security/security.h"
+
+static const char *current_operation = NULL;
+static Oid	current_caller = InvalidOid;
+
+typedef struct OperationAccess
+{
+	const char *name;
+	DynAccess	access;
+	bool		as_caller;		/* runs as the caller (item operations) */
+} OperationAccess;
+
+/*
+ * The right each operation needs on its tables, after DynamoDB's IAM actions
+ * (a read-only policy allows GetItem, BatchGetItem, Query, Scan,
+ * TransactGetItems (via GetItem) and DescribeTable).  An operation missing
+ * here needs the admin right: new operations are closed until listed.
+ */
+static const OperationAccess operation_access[] = {
+	{"BatchGetItem", DYN_ACCESS_READ, true},
+	{"BatchWriteItem", DYN_ACCESS_WRITE, true},
+	{"CreateTable", DYN_ACCESS_CREATE, false},
+	{"DeleteItem", DYN_ACCESS_WRITE, true},
+	{"DeleteTable", DYN_ACCESS_ADMIN, false},
+	{"DescribeContinuousBackups", DYN_ACCESS_DESCRIBE, false},
+	{"DescribeEndpoints", DYN_ACCESS_NONE, false},
+	{"DescribeLimits", DYN_ACCESS_NONE, false},
+	{"DescribeStream", DYN_ACCESS_STREAM, false},
+	{"DescribeTable", DYN_ACCESS_DESCRIBE, false},
+	{"DescribeTimeToLive", DYN_ACCESS_DESCRIBE, false},
+	{"GetItem", DYN_ACCESS_READ, true},
+	{"GetRecords", DYN_ACCESS_STREAM, false},
+	{"GetShardIterator", DYN_ACCESS_STREAM, false},
+	{"ListStreams", DYN_ACCESS_STREAM, false},
+	{"ListTables", DYN_ACCESS_NONE, false},
+	{"ListTagsOfResource", DYN_ACCESS_DESCRIBE, false},
+	{"PutItem", DYN_ACCESS_WRITE, true},
+	{"Query", DYN_ACCESS_READ, true},
+	{"Scan", DYN_ACCESS_READ, true},
+	{"TransactGetItems", DYN_ACCESS_READ, true},
+	{"TransactWriteItems", DYN_ACCESS_WRITE, true},
+	{"UpdateItem", DYN_ACCESS_WRITE, true},
+	/* PartiQL: at least read; the statement's own operation is checked too (storage privileges) */
+	{"ExecuteStatement", DYN_ACCESS_READ, true},
+	{"BatchExecuteStatement", DYN_ACCESS_READ, true},
+	{"ExecuteTransaction", DYN_ACCESS_READ, true},
+	/* SQL entry points */
+	{"read_all", DYN_ACCESS_READ, true},
+	{"expire_items", DYN_ACCESS_WRITE, true},
+	{"wait_for_indexes", DYN_ACCESS_DESCRIBE, false},
+	{"verify_indexes", DYN_ACCESS_ADMIN, false},
+	{"index_stats", DYN_ACCESS_READ, false},
+	{NULL, DYN_ACCESS_ADMIN, false}
+};
+
+/* The entry of an operation (the closing entry for an unknown one). */
+static const OperationAccess *
+find_operation(const char *operation)
+{
+	const OperationAccess *o;
+
+	for (o = operation_access; o->name; o++)
+		if (operation && strcmp(o->name, operation) == 0)
+			return o;
+	return o;
+}
+
+/* The right an operation needs on its tables. */
+DynAccess
+DynSecurityAccessOf(const char *operation)
+{
+	return find_operation(operation)->access;
+}
+
+/* Does the operation run as its caller? */
+bool
+DynSecurityRunsAsCaller(const char *operation)
+{
+	return find_operation(operation)->as_caller;
+}
+
+/* Start an operation run for the current user. */
+void
+DynSecurityEnter(const char *operation, DynSecurityOp *save)
+{
+	save->operation = current_operation;
+	save->caller = current_caller;
+	current_operation = operation;
+	current_caller = GetUserId();
+}
+
+/* Back to the state before DynSecurityEnter. */
+void
+DynSecurityLeave(const DynSecurityOp *save)
+{
+	current_operation = save->operation;
+	current_caller = save->caller;
+}
+
+/* Name the operation whose right the next lookups check. */
+void
+DynSecuritySetOperation(const char *operation)
+{
+	current_operation = operation;
+}
+
+/* The current operation. */
+const char *
+DynSecurityOperation(void)
+{
+	return current_operation;
+}
+
+/* The role the request runs for. */
+Oid
+DynSecurityCaller(void)
+{
+	return OidIsValid(current_caller) ? current_caller : GetUserId();
+}
+
+/* The owner of the extension (the owner of schema dynindex). */
+static Oid
+extension_owner(void)
+{
+	Oid			nsp = get_namespace_oid("dynindex", false);
+	HeapTuple	tup = SearchSysCache1(NAMESPACEOID, ObjectIdGetDatum(nsp));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tup))
+		elog(ERROR, "cache lookup failed for namespace %u", nsp);
+	owner = ((Form_pg_namespace) GETSTRUCT(tup))->nspowner;
+	ReleaseSysCache(tup);
+	return owner;
+}
+
+/* Is role a member (with the rights) of the named role? */
+static bool
+has_role(Oid role, const char *name)
+{
+	Oid			r = get_role_oid(name, true);
+
+	return OidIsValid(r) && has_privs_of_role(role, r);
+}
+
+/* Account-wide rights: superusers, the extension owner and dynindex_admin. */
+bool
+DynSecurityIsAccountAdmin(Oid role)
+{
+	return superuser_arg(role) || has_privs_of_role(role, extension_owner()) ||
+		has_role(role, "dynindex_admin");
+}
+
+/* Does a row of dynindex.table_rights give role the admin (or stream) right on table? */
+static bool
+has_table_right(Oid role, const char *table, bool stream)
+{
+	DynSecurityState s;
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		args[2] = {CStringGetTextDatum(table), ObjectIdGetDatum(role)};
+	bool		found;
+
+	DynSecurityBeginInternal(&s);
+	if (SPI_execute_with_args(stream ?
+							  "SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g ON g.rolname = r.role_name "
+							  "WHERE r.table_name = $1 AND (r.stream OR r.admin) "
+							  "AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1" :
+							  "SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g ON g.rolname = r.role_name "
+							  "WHERE r.table_name = $1 AND r.admin "
+							  "AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1",
+							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.table_rights");
+	found = SPI_processed > 0;
+	DynSecurityEndInternal(&s);
+	return found;
+}
+
+/* Does role hold right on table t? */
+bool
+DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
+{
+	AclMode		rw = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
+
+	if (DynSecurityIsAccountAdmin(role))
+		return true;
+	switch (right)
+	{
+		case DYN_ACCESS_NONE:
+			return true;
+		case DYN_ACCESS_CREATE:
+			return has_role(role, "dynindex_creator");
+		case DYN_ACCESS_READ:
+			return pg_class_aclcheck(t->storage_relid, role, ACL_SELECT) == ACLCHECK_OK;
+		case DYN_ACCESS_WRITE:
+			return pg_class_aclmask(t->storage_relid, role, rw, ACLMASK_ALL) == rw;
+		case DYN_ACCESS_DESCRIBE:
+			return pg_class_aclmask(t->storage_relid, role, rw, ACLMASK_ANY) != 0 ||
+				has_table_right(role, t->name, true);
+		case DYN_ACCESS_STREAM:
+			return has_table_right(role, t->name, true);
+		case DYN_ACCESS_ADMIN:
+			return has_table_right(role, t->name, false);
+	}
+	return false;
+}
+
+/* Raise the AccessDeniedException of the current operation on a table. */
+void
+DynSecurityDeny(const char *table_name)
+{
+	const char *op = current_operation ? current_operation : "*";
+	char	   *who = GetUserNameFromId(DynSecurityCaller(), true);
+
+	/*
+	 * DynamoDB's IAM message (User: ... is not authorized to perform: ...).
+	 * SQLSTATE 42501, as PostgreSQL's own permission errors: the gateway
+	 * answers both with AccessDeniedException.
+	 */
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg_internal("AccessDeniedException: User: arn:aws:iam::%s:user/%s is not authorized to perform: "
+							 "dynamodb:%s on resource: %s because no identity-based policy allows the dynamodb:%s action",
+							 dynindex_account_id, who ? who : "unknown", op,
+							 table_name ? DynTableArn(table_name) : "*", op)));
+	pg_unreachable();
+}
+
+/* The authorization check of a table lookup. */
+void
+DynSecurityCheckTable(const char *name, DynTable *t)
+{
+	DynAccess	right = DynSecurityAccessOf(current_operation);
+	Oid			caller = DynSecurityCaller();
+
+	if (right == DYN_ACCESS_NONE)
+		return;
+	if (right == DYN_ACCESS_CREATE)
+	{
+		/* CreateTable looks its name up to refuse an existing table */
+		if (!DynSecurityHasRight(caller, NULL, DYN_ACCESS_CREATE))
+			DynSecurityDeny(name);
+		return;
+	}
+	if (t == NULL)
+	{
+		if (!DynSecurityIsAccountAdmin(caller))
+			DynSecurityDeny(name);
+		return;
+	}
+	if (!DynSecurityHasRight(caller, t, right))
+		DynSecurityDeny(name);
+}
+
+/* Switch to the extension owner with a safe search_path. */
+void
+DynSecurityBeginInternal(DynSecurityState *s)
+{
+	GetUserIdAndSecContext(&s->save_userid, &s->save_sec_context);
+	s->save_nestlevel = NewGUCNestLevel();
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	SetUserIdAndSecContext(extension_owner(), s->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
+}
+
+/* Back to the caller. */
+void
+DynSecurityEndInternal(DynSecurityState *s)
+{
+	SetUserIdAndSecContext(s->save_userid, s->save_sec_context);
+	AtEOXact_GUC(true, s->save_nestlevel);
+}
