@@ -210,6 +210,285 @@ ALTER TABLE dynindex.transaction_tokens DROP CONSTRAINT transaction_tokens_pkey;
 ALTER TABLE dynindex.transaction_tokens ADD PRIMARY KEY (role_oid, token);
 COMMENT ON COLUMN dynindex.transaction_tokens.role_oid IS 'The role that sent the request: tokens are scoped to their role.';
 
+-- The permission model (docs/security.md).  Rights on a table: SELECT (read)
+-- and INSERT, UPDATE, DELETE (write) on its storage relation, granted by
+-- dynindex.grant_table; admin and stream in dynindex.table_rights.
+-- Account-wide: dynindex_admin (every right on every table, CreateTable) and
+-- dynindex_creator (CreateTable; the creator administers its tables).
+DO $roles$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'dynindex_admin') THEN
+        CREATE ROLE dynindex_admin NOLOGIN;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = 'dynindex_creator') THEN
+        CREATE ROLE dynindex_creator NOLOGIN;
+    END IF;
+END
+$roles$;
+
+CREATE TABLE dynindex.table_rights (
+    table_name text NOT NULL REFERENCES dynindex.tables ON DELETE CASCADE,
+    role_name  name NOT NULL,
+    admin      boolean NOT NULL DEFAULT false,
+    stream     boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (table_name, role_name)
+);
+COMMENT ON TABLE dynindex.table_rights IS
+  'Per table and role: the admin right (UpdateTable, DeleteTable, indexes, streams, TTL, tags, backups, grants) and the stream right (internal catalog; use dynindex.grant_table).';
+SELECT pg_catalog.pg_extension_config_dump('dynindex.table_rights', '');
+
+CREATE TABLE dynindex.leading_keys (
+    table_name  text NOT NULL REFERENCES dynindex.tables ON DELETE CASCADE,
+    role_name   name NOT NULL,
+    key_value   text,
+    begins_with boolean NOT NULL DEFAULT false,
+    PRIMARY KEY (table_name, role_name)
+);
+COMMENT ON TABLE dynindex.leading_keys IS
+  'LeadingKeys restrictions: a role sees and writes only items whose partition key equals (or begins with) key_value, or its own role name when key_value is NULL; enforced by row-level security on the storage relations (internal catalog; use dynindex.restrict_leading_keys).';
+SELECT pg_catalog.pg_extension_config_dump('dynindex.leading_keys', '');
+
+-- Make a table's index storage and row-level security follow the table's
+-- grants and LeadingKeys rows: LSIs get the table's SELECT/INSERT/UPDATE/
+-- DELETE grants (writers maintain them), GSIs its SELECT grants (the worker
+-- writes them); restricted roles get a restrictive policy on the partition
+-- key (the base key's, also in index storage) of every storage relation.
+CREATE FUNCTION dynindex._secure_storage(p_table text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    t        record;
+    i        record;
+    g        record;
+    lk       record;
+    rel      text;
+    key_type text;
+    enc      text;
+    pred     text;
+    rels     text[];
+BEGIN
+    SELECT * INTO t FROM dynindex.tables d WHERE d.table_name = p_table;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    rels := ARRAY[t.storage];
+    FOR i IN SELECT x.storage, x.is_global FROM dynindex.indexes x WHERE x.table_name = p_table LOOP
+        rels := rels || i.storage;
+        FOR g IN SELECT DISTINCT a.grantee FROM pg_class c, aclexplode(c.relacl) a
+                  WHERE c.oid = i.storage::regclass AND a.grantee <> c.relowner LOOP
+            EXECUTE format('REVOKE ALL ON %s FROM %s', i.storage,
+                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+        END LOOP;
+        FOR g IN SELECT a.grantee, array_agg(a.privilege_type ORDER BY a.privilege_type) AS privs
+                   FROM pg_class c, aclexplode(c.relacl) a
+                  WHERE c.oid = t.storage::regclass AND a.grantee <> c.relowner
+                    AND a.privilege_type IN ('SELECT', 'INSERT', 'UPDATE', 'DELETE')
+                  GROUP BY a.grantee LOOP
+            CONTINUE WHEN i.is_global AND NOT 'SELECT' = ANY (g.privs);
+            EXECUTE format('GRANT %s ON %s TO %s',
+                           CASE WHEN i.is_global THEN 'SELECT' ELSE array_to_string(g.privs, ', ') END, i.storage,
+                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+        END LOOP;
+    END LOOP;
+
+    SELECT d->>'AttributeType' INTO key_type
+      FROM jsonb_array_elements(t.attribute_definitions) d
+     WHERE d->>'AttributeName' = (SELECT k->>'AttributeName' FROM jsonb_array_elements(t.key_schema) k
+                                   WHERE k->>'KeyType' = 'HASH');
+    FOREACH rel IN ARRAY rels LOOP
+        FOR g IN SELECT p.polname FROM pg_policy p WHERE p.polrelid = rel::regclass AND p.polname LIKE 'dynindex%' LOOP
+            EXECUTE format('DROP POLICY %I ON %s', g.polname, rel);
+        END LOOP;
+        IF NOT EXISTS (SELECT 1 FROM dynindex.leading_keys l WHERE l.table_name = p_table) THEN
+            EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY', rel);
+            CONTINUE;
+        END IF;
+        EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', rel);
+        EXECUTE format('CREATE POLICY dynindex_all ON %s USING (true) WITH CHECK (true)', rel);
+        FOR lk IN SELECT l.* FROM dynindex.leading_keys l
+                   WHERE l.table_name = p_table
+                     AND EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = l.role_name) LOOP
+            IF lk.key_value IS NULL THEN
+                enc := format('dynindex.encode_key(pg_catalog.jsonb_build_object(%L, CURRENT_USER::text))', key_type);
+            ELSE
+                enc := format('%L::bytea', dynindex.encode_key(jsonb_build_object(key_type, lk.key_value))::text);
+            END IF;
+            pred := CASE WHEN lk.begins_with
+                         THEN format('pg_catalog.substr(pk, 1, pg_catalog.length(%1$s)) = %1$s', enc)
+                         ELSE format('pk = %s', enc) END;
+            EXECUTE format('CREATE POLICY %I ON %s AS RESTRICTIVE TO %I USING (%s) WITH CHECK (%s)',
+                           'dynindex_leading_keys_' || lk.role_name, rel, lk.role_name, pred, pred);
+        END LOOP;
+    END LOOP;
+END
+$fn$;
+REVOKE ALL ON FUNCTION dynindex._secure_storage(text) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex._secure_storage(text) IS
+  'Internal: make a table''s index storage relations carry the table''s grants and every storage relation its LeadingKeys policies.';
+
+-- Apply a recipe (called by dynindex.grant_table / revoke_table once the
+-- caller's admin right on the table was checked, with the owner's rights).
+CREATE FUNCTION dynindex._apply_grant(p_table text, p_role name, p_access text, p_grant boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    st text;
+BEGIN
+    SELECT d.storage INTO st FROM dynindex.tables d WHERE d.table_name = p_table;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ResourceNotFoundException: Requested resource not found: Table: % not found', p_table
+            USING ERRCODE = 'YD002';
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = p_role) THEN
+        RAISE EXCEPTION 'role "%" does not exist', p_role USING ERRCODE = 'undefined_object';
+    END IF;
+    IF p_access NOT IN ('read', 'write', 'admin', 'stream', 'all') OR (p_grant AND p_access = 'all') THEN
+        RAISE EXCEPTION 'access must be read, write, admin or stream%, not "%"',
+            CASE WHEN p_grant THEN '' ELSE ' (or all)' END, p_access USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_grant AND p_access IN ('read', 'write', 'admin') THEN
+        EXECUTE format('GRANT %s ON %s TO %I',
+                       CASE WHEN p_access = 'read' THEN 'SELECT' ELSE 'SELECT, INSERT, UPDATE, DELETE' END, st, p_role);
+    ELSIF NOT p_grant AND p_access IN ('read', 'all') THEN
+        EXECUTE format('REVOKE ALL ON %s FROM %I', st, p_role);
+    ELSIF NOT p_grant AND p_access IN ('write', 'admin') THEN
+        EXECUTE format('REVOKE INSERT, UPDATE, DELETE ON %s FROM %I', st, p_role);
+    END IF;
+    IF p_grant AND p_access IN ('admin', 'stream') THEN
+        INSERT INTO dynindex.table_rights AS r (table_name, role_name, admin, stream)
+            VALUES (p_table, p_role, p_access = 'admin', p_access = 'stream')
+            ON CONFLICT (table_name, role_name) DO UPDATE
+            SET admin = r.admin OR excluded.admin, stream = r.stream OR excluded.stream;
+    ELSIF NOT p_grant THEN
+        UPDATE dynindex.table_rights r
+           SET admin = r.admin AND p_access NOT IN ('admin', 'write', 'read', 'all'),
+               stream = r.stream AND p_access NOT IN ('stream', 'all')
+         WHERE r.table_name = p_table AND r.role_name = p_role;
+        DELETE FROM dynindex.table_rights r WHERE r.table_name = p_table AND r.role_name = p_role
+                                              AND NOT r.admin AND NOT r.stream;
+    END IF;
+    PERFORM dynindex._secure_storage(p_table);
+END
+$fn$;
+REVOKE ALL ON FUNCTION dynindex._apply_grant(text, name, text, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex._apply_grant(text, name, text, boolean) IS
+  'Internal: grant or revoke a recipe (read, write, admin, stream; all to revoke) of a table to a role.';
+
+CREATE FUNCTION dynindex._apply_leading_keys(p_table text, p_role name, p_value text, p_begins_with boolean, p_set boolean)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = p_role) THEN
+        RAISE EXCEPTION 'role "%" does not exist', p_role USING ERRCODE = 'undefined_object';
+    END IF;
+    IF p_set THEN
+        INSERT INTO dynindex.leading_keys AS l (table_name, role_name, key_value, begins_with)
+            VALUES (p_table, p_role, p_value, p_begins_with)
+            ON CONFLICT (table_name, role_name) DO UPDATE
+            SET key_value = excluded.key_value, begins_with = excluded.begins_with;
+    ELSE
+        DELETE FROM dynindex.leading_keys l WHERE l.table_name = p_table AND l.role_name = p_role;
+    END IF;
+    PERFORM dynindex._secure_storage(p_table);
+END
+$fn$;
+REVOKE ALL ON FUNCTION dynindex._apply_leading_keys(text, name, text, boolean, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex._apply_leading_keys(text, name, text, boolean, boolean) IS
+  'Internal: set or remove a role''s LeadingKeys restriction on a table and rebuild the policies.';
+
+CREATE FUNCTION dynindex.grant_table(table_name text, role_name name, access text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'dynindex_grant_table'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.grant_table(text, name, text) IS
+  'Grant a role a recipe on a table: read (GetItem, BatchGetItem, Query, Scan, TransactGetItems, DescribeTable), write (read plus PutItem, UpdateItem, DeleteItem, BatchWriteItem, TransactWriteItems), admin (write plus UpdateTable, DeleteTable, indexes, streams, TTL, tags, backups and granting), stream (the table''s stream). Needs the admin right on the table.';
+
+CREATE FUNCTION dynindex.revoke_table(table_name text, role_name name, access text DEFAULT 'all')
+RETURNS void
+AS 'MODULE_PATHNAME', 'dynindex_revoke_table'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.revoke_table(text, name, text) IS
+  'Revoke a recipe from a role: read or all (every right), write (write and admin: the role keeps read), admin, stream. Needs the admin right on the table.';
+
+CREATE FUNCTION dynindex.restrict_leading_keys(table_name text, role_name name,
+                                               key_value text DEFAULT NULL, begins_with boolean DEFAULT false)
+RETURNS void
+AS 'MODULE_PATHNAME', 'dynindex_restrict_leading_keys'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.restrict_leading_keys(text, name, text, boolean) IS
+  'DynamoDB''s dynamodb:LeadingKeys: limit a role (and its members) to items whose partition key equals key_value (begins with it, when begins_with), or equals the name of the role running the request when key_value is NULL; enforced by row-level security on the table''s storage and index storage, for every read and write. Needs the admin right on the table.';
+
+CREATE FUNCTION dynindex.unrestrict_leading_keys(table_name text, role_name name)
+RETURNS void
+AS 'MODULE_PATHNAME', 'dynindex_unrestrict_leading_keys'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.unrestrict_leading_keys(text, name) IS
+  'Remove a role''s LeadingKeys restriction on a table. Needs the admin right on the table.';
+
+CREATE FUNCTION dynindex.has_table_access(table_name text, access text, role_name name DEFAULT CURRENT_USER)
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'dynindex_has_table_access'
+LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION dynindex.has_table_access(text, text, name) IS
+  'Does a role hold a right (read, write, admin, stream, describe) on a table, as the API checks it? (Any caller may ask about itself; asking about another role needs the admin right on the table.)';
+
+-- Application roles need no privileges on the catalog or the storage: the
+-- API checks the caller's rights and does dynindex's own work with the
+-- extension owner's.  USAGE on the two schemas lets any role call the API
+-- (which checks) and lets item operations, which run as the caller so that
+-- PostgreSQL enforces the storage grants and row-level security, name the
+-- storage relations.  Rights given on catalog objects in 0.1 are revoked;
+-- storage relations created by other roles in 0.1 move to the extension's
+-- owner, their former owner becoming the table's administrator.
+GRANT USAGE ON SCHEMA dynindex TO PUBLIC;
+GRANT USAGE ON SCHEMA dynindex_data TO PUBLIC;
+DO $upgrade$
+DECLARE
+    o   record;
+    g   record;
+    t   record;
+    me  oid := (SELECT n.nspowner FROM pg_namespace n WHERE n.nspname = 'dynindex');
+BEGIN
+    -- catalog tables, views and sequences: nothing for anyone but the owner
+    FOR o IN SELECT c.oid, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+              WHERE n.nspname = 'dynindex' AND c.relkind IN ('r', 'v', 'S', 'p') LOOP
+        FOR g IN SELECT DISTINCT a.grantee FROM aclexplode((SELECT relacl FROM pg_class WHERE oid = o.oid)) a
+                  WHERE a.grantee <> me LOOP
+            EXECUTE format('REVOKE ALL ON %s FROM %s', o.oid::regclass,
+                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+        END LOOP;
+    END LOOP;
+    -- CREATE on the storage schema
+    FOR g IN SELECT DISTINCT a.grantee FROM aclexplode((SELECT nspacl FROM pg_namespace WHERE nspname = 'dynindex_data')) a
+              WHERE a.grantee <> me AND a.privilege_type = 'CREATE' LOOP
+        EXECUTE format('REVOKE CREATE ON SCHEMA dynindex_data FROM %s',
+                       CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+    END LOOP;
+    -- storage relations owned by other roles (tables they created under 0.1)
+    FOR t IN SELECT d.table_name, d.storage, c.relowner FROM dynindex.tables d
+               JOIN pg_class c ON c.oid = to_regclass(d.storage) WHERE c.relowner <> me LOOP
+        FOR o IN SELECT p.relid FROM pg_partition_tree(t.storage::regclass) p
+                 UNION ALL
+                 SELECT p.relid FROM dynindex.indexes i, pg_partition_tree(i.storage::regclass) p
+                  WHERE i.table_name = t.table_name LOOP
+            EXECUTE format('ALTER TABLE %s OWNER TO %s', o.relid::regclass, quote_ident(pg_get_userbyid(me)));
+        END LOOP;
+        IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.oid = t.relowner AND r.rolsuper) THEN
+            PERFORM dynindex._apply_grant(t.table_name, pg_get_userbyid(t.relowner), 'admin', true);
+        END IF;
+    END LOOP;
+END
+$upgrade$;
+-- account-wide administrators may watch the GSIs and use index_stats
+GRANT SELECT ON dynindex.gsi_status, dynindex.tables, dynindex.indexes, dynindex.gsi_changes,
+    dynindex.gsi_applied TO dynindex_admin;
+
 -- == metrics ==
 -- Counters per table and index matching DynamoDB's CloudWatch metrics, kept in
 -- shared memory (src/metrics/); docs/monitoring.md.

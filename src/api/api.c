@@ -11,9 +11,11 @@
 #include "utils/jsonb.h"
 
 #include "api/api.h"
+#include "api/request.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "metrics/metrics.h"
+#include "security/security.h"
 #include "storage/storage.h"
 
 typedef struct OperationEntry
@@ -149,6 +151,7 @@ run_operation(const char *opname, Jsonb *req)
 	DynOperation fn;
 	TimestampTz start = GetCurrentTimestamp();	/* SuccessfulRequestLatency */
 	MemoryContext cxt = CurrentMemoryContext;
+	DynSecurityOp sec_op;
 
 	fn = find_operation(opname);
 	if (fn == NULL)
@@ -163,15 +166,38 @@ run_operation(const char *opname, Jsonb *req)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynStorageWritesBegin();
+	DynSecurityEnter(opname, &sec_op);
 	PG_TRY();
 	{
-		res = fn(req);
+		/*
+		 * The caller's rights are checked at each table lookup (and here,
+		 * before any validation, for CreateTable).  Item operations run as
+		 * the caller, so that PostgreSQL enforces the storage grants and
+		 * row-level security; the others (table management) run with the
+		 * extension owner's rights once the lookup has checked the caller's.
+		 */
+		if (DynSecurityAccessOf(opname) == DYN_ACCESS_CREATE &&
+			!DynSecurityHasRight(DynSecurityCaller(), NULL, DYN_ACCESS_CREATE))
+			DynSecurityDeny(!JB_ROOT_IS_OBJECT(req) ? NULL :
+							RqGetString(&req->root, "TableName") ? RqGetString(&req->root, "TableName") :
+							RqGetString(&req->root, "TargetTableName"));	/* RestoreTableFromBackup */
+		if (!DynSecurityRunsInternal(opname))
+			res = fn(req);
+		else
+		{
+			DynSecurityState sec;
+
+			DynSecurityBeginInternal(&sec);
+			res = fn(req);
+			DynSecurityEndInternal(&sec);
+		}
 		/* the response was built in SPI's procedure context: copy it out */
 		out = SPI_palloc(VARSIZE(res));
 		memcpy(out, res, VARSIZE(res));
 	}
 	PG_CATCH();
 	{
+		DynSecurityLeave(&sec_op);
 		DynStorageWritesEnd();
 		DynCatalogRequestReset();
 		DynMetricsCountError(request_table(req), geterrcode());
@@ -185,6 +211,7 @@ run_operation(const char *opname, Jsonb *req)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	DynSecurityLeave(&sec_op);
 	DynStorageWritesEnd();
 	DynCatalogRequestReset();
 	DynMetricsCountSuccess(request_table(req), start);

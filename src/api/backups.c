@@ -29,6 +29,7 @@
 #include "backup/backup.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "security/security.h"
 
 /* Advisory lock classes: per table (CreateBackup), per backup (Delete / Restore). */
 #define BACKUP_LOCK_TABLE 4475214
@@ -379,6 +380,7 @@ DynDescribeBackup(Jsonb *req)
 
 	RqValidate(req, backup_arn_fields);
 	arn = RqGetString(&req->root, "BackupArn");
+	DynSecurityCheckBackup(arn);	/* the admin right on the backup's table */
 	desc = backup_description(arn, NULL);
 	if (desc == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
@@ -397,6 +399,7 @@ DynDeleteBackup(Jsonb *req)
 
 	RqValidate(req, backup_arn_fields);
 	arn = RqGetString(&req->root, "BackupArn");
+	DynSecurityCheckBackup(arn);	/* the admin right on the backup's table */
 	if (backup_copy(arn) == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
 	/* a restore from this backup, or another DeleteBackup of it, is running */
@@ -425,9 +428,9 @@ DynListBackups(Jsonb *req)
 	char	   *start;
 	char	   *type;
 	int64		limit;
-	Oid			types[6] = {TEXTOID, NUMERICOID, NUMERICOID, TEXTOID, TEXTOID, INT8OID};
-	Datum		args[6];
-	char		nulls[7] = "      ";
+	Oid			types[8] = {TEXTOID, NUMERICOID, NUMERICOID, TEXTOID, TEXTOID, INT8OID, BOOLOID, OIDOID};
+	Datum		args[8];
+	char		nulls[9] = "        ";
 	JsonbParseState *st = NULL;
 	uint64		shown;
 	uint64		i;
@@ -440,6 +443,8 @@ DynListBackups(Jsonb *req)
 	start = RqGetString(r, "ExclusiveStartBackupArn");
 	type = RqGetString(r, "BackupType");
 	limit = RqGetInt(r, "Limit", 100);
+	if (table)
+		DynSecurityCheckTableRight(table, DYN_ACCESS_ADMIN);
 	if (table)
 		args[0] = CStringGetTextDatum(table);
 	else
@@ -459,6 +464,9 @@ DynListBackups(Jsonb *req)
 	else
 		nulls[4] = 'n';
 	args[5] = Int64GetDatum(limit + 1);
+	/* only backups of tables the caller administers (docs/security.md) */
+	args[6] = BoolGetDatum(DynSecurityIsAccountAdmin(DynSecurityCaller()));
+	args[7] = ObjectIdGetDatum(DynSecurityCaller());
 
 	/*
 	 * Backups in the order of their ids (creation millisecond first); a page
@@ -473,8 +481,11 @@ DynListBackups(Jsonb *req)
 							  "AND ($3::numeric IS NULL OR extract(epoch FROM b.created_at) < $3) "
 							  "AND ($4 = 'ALL' OR b.backup_type = $4) "
 							  "AND ($5::text IS NULL OR b.backup_id COLLATE \"C\" > split_part($5, '/backup/', 2)) "
+							  "AND ($7 OR EXISTS (SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g "
+							  "ON g.rolname = r.role_name WHERE r.table_name = b.table_name AND r.admin "
+							  "AND pg_catalog.pg_has_role($8, g.oid, 'USAGE'))) "
 							  "ORDER BY b.backup_id COLLATE \"C\" LIMIT $6",
-							  6, types, args, nulls, true, 0) != SPI_OK_SELECT)
+							  8, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list backups");
 	shown = Min(SPI_processed, (uint64) limit);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
@@ -511,6 +522,7 @@ DynRestoreTableFromBackup(Jsonb *req)
 
 	RqValidate(req, restore_schema());
 	arn = RqGetString(r, "BackupArn");
+	DynSecurityCheckBackup(arn);	/* and CreateTable's right (dynindex.api checked it) */
 	target = RqGetString(r, "TargetTableName");
 	if (backup_copy(arn) == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);

@@ -30,6 +30,7 @@
 #include "api/items.h"
 #include "api/query.h"
 #include "common/errors.h"
+#include "security/security.h"
 #include "expr/expr_ast.h"
 #include "metrics/metrics.h"
 
@@ -1158,8 +1159,9 @@ dynindex_read_all(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *opname;
 	DynOperation fn;
-	Jsonb	   *req;
+	Jsonb	   *volatile req;
 	MemoryContext pagecxt;
+	DynSecurityOp sec_op;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
 		PG_RETURN_NULL();
@@ -1189,6 +1191,9 @@ dynindex_read_all(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	pagecxt = AllocSetContextCreate(CurrentMemoryContext, "dynindex read_all page",
 									ALLOCSET_DEFAULT_SIZES);
+	DynSecurityEnter(opname, &sec_op);
+	PG_TRY();
+	{
 	for (;;)
 	{
 		MemoryContext old = MemoryContextSwitchTo(pagecxt);
@@ -1200,7 +1205,16 @@ dynindex_read_all(PG_FUNCTION_ARGS)
 		CHECK_FOR_INTERRUPTS();
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "SPI_connect failed");
-		res = fn(req);
+		if (DynSecurityRunsInternal(opname))
+		{
+			DynSecurityState sec;
+
+			DynSecurityBeginInternal(&sec);
+			res = fn(req);
+			DynSecurityEndInternal(&sec);
+		}
+		else
+			res = fn(req);
 		items = getKeyJsonValueFromContainer(&res->root, "Items", 5, NULL);
 		if (items && items->type == jbvBinary)
 		{
@@ -1263,6 +1277,12 @@ dynindex_read_all(PG_FUNCTION_ARGS)
 		req = next;
 		MemoryContextReset(pagecxt);
 	}
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&sec_op);
+	}
+	PG_END_TRY();
 	MemoryContextDelete(pagecxt);
 	return (Datum) 0;
 }

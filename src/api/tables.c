@@ -13,6 +13,7 @@
 #include "api/request.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "security/security.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
 #include "worker/worker.h"
@@ -797,6 +798,19 @@ check_stream_specification(JsonbValue *spec, bool create)
 	return enabled ? DynStreamViewFromName(view) : DYN_STREAM_NONE;
 }
 
+/* Grant a role a recipe on a table (dynindex._apply_grant; runs in the operation's internal section). */
+static void
+apply_grant(const char *table, Oid role, const char *access)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[3] = {CStringGetTextDatum(table), CStringGetTextDatum(GetUserNameFromId(role, false)),
+	CStringGetTextDatum(access)};
+
+	if (SPI_execute_with_args("SELECT dynindex._apply_grant($1, $2::name, $3, true)", 3, types, args, NULL, false, 0)
+		!= SPI_OK_SELECT)
+		elog(ERROR, "could not grant the table's creator its rights");
+}
+
 /*
  * Create a table from a CreateTable request (validated here) and return its
  * catalog entry.  CreateTable and RestoreTableFromBackup (src/api/backups.c)
@@ -884,6 +898,10 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 			create_index(name, num, nl + i, true, &elems[i]);
 	}
 
+	/* the creator administers its table (account administrators need no grant) */
+	if (!DynSecurityIsAccountAdmin(DynSecurityCaller()))
+		apply_grant(name, DynSecurityCaller(), "admin");
+
 	DynCatalogChanged();
 	CommandCounterIncrement();
 	DynCatalogRevalidate();
@@ -933,6 +951,8 @@ table_for_change(const char *name)
 	if (name == NULL)			/* RqValidate requires TableName */
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found");
 	name = DynCatalogTableName(name);
+	/* the caller's right first: before the row lock, and before "not found" */
+	DynCatalogAuthorize(name);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT 1 FROM dynindex.tables WHERE table_name = $1 FOR UPDATE",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -991,9 +1011,9 @@ DynListTables(Jsonb *req)
 	JsonbParseState *st = NULL;
 	char	   *start;
 	int64		limit;
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		args[2];
-	char		nulls[3] = "  ";
+	Oid			types[4] = {TEXTOID, INT8OID, BOOLOID, OIDOID};
+	Datum		args[4];
+	char		nulls[5] = "    ";
 	uint64		i;
 	uint64		shown;
 	bool		isnull;
@@ -1006,9 +1026,15 @@ DynListTables(Jsonb *req)
 	else
 		nulls[0] = 'n';
 	args[1] = Int64GetDatum(limit + 1);
-	if (SPI_execute_with_args("SELECT table_name FROM dynindex.tables WHERE $1 IS NULL OR table_name COLLATE \"C\" > $1 "
+	/* the tables the caller holds a right on (docs/security.md) */
+	args[2] = BoolGetDatum(DynSecurityIsAccountAdmin(DynSecurityCaller()));
+	args[3] = ObjectIdGetDatum(DynSecurityCaller());
+	if (SPI_execute_with_args("SELECT table_name FROM dynindex.tables t WHERE ($1 IS NULL OR table_name COLLATE \"C\" > $1) "
+							  "AND ($3 OR pg_catalog.has_table_privilege($4, t.storage, 'SELECT, INSERT, UPDATE, DELETE') "
+							  "OR EXISTS (SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g ON g.rolname = r.role_name "
+							  "WHERE r.table_name = t.table_name AND pg_catalog.pg_has_role($4, g.oid, 'USAGE'))) "
 							  "ORDER BY table_name COLLATE \"C\" LIMIT $2",
-							  2, types, args, nulls, true, 0) != SPI_OK_SELECT)
+							  4, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list tables");
 	shown = Min(SPI_processed, (uint64) limit);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
@@ -1523,6 +1549,15 @@ DynUpdateTable(Jsonb *req)
 	else if (stream)
 		DynStreamDisable(t);
 
+	if (index_change)
+	{
+		/* a new GSI's storage gets the table's grants and LeadingKeys policies */
+		Oid			types[1] = {TEXTOID};
+		Datum		args[1] = {CStringGetTextDatum(t->name)};
+
+		if (SPI_execute_with_args("SELECT dynindex._secure_storage($1)", 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not secure the index storage");
+	}
 	DynCatalogChanged();
 	CommandCounterIncrement();
 	DynCatalogRevalidate();

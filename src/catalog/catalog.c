@@ -23,6 +23,7 @@
 
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "security/security.h"
 #include "common/json.h"
 
 #define TABLE_NAME_KEYSIZE 256
@@ -295,22 +296,27 @@ DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out)
 	Oid			types[1] = {INT8OID};
 	Datum		args[1];
 	bool		isnull;
+	DynSecurityState sec;
 
 	memset(out, 0, sizeof(*out));
 	/* a 0.1 schema (before ALTER EXTENSION dynindex UPDATE) has no streams */
 	if (!OidIsValid(get_relname_relid("streams", get_namespace_oid("dynindex", false))))
 		return;
 	args[0] = Int64GetDatum(table_num);
+	/* the catalog is internal (writers run as their caller) */
+	DynSecurityBeginInternal(&sec);
 	if (SPI_execute_with_args("SELECT stream_id, view_type, shard_count FROM dynindex.streams "
 							  "WHERE table_num = $1 AND disabled_at IS NULL",
 							  1, types, args, NULL, !latest, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the table's stream");
-	if (SPI_processed == 0)
-		return;
-	out->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	out->view = DynStreamViewFromName(TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
-																		SPI_tuptable->tupdesc, 2, &isnull)));
-	out->shard_count = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	if (SPI_processed > 0)
+	{
+		out->id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		out->view = DynStreamViewFromName(TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0],
+																			SPI_tuptable->tupdesc, 2, &isnull)));
+		out->shard_count = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	}
+	DynSecurityEndInternal(&sec);
 }
 
 /* Load one table (and its indexes) from the catalog: see load_table. */
@@ -452,11 +458,15 @@ static DynTable *
 load_table(const char *name)
 {
 	DynTable   *t;
+	DynSecurityState sec;
 
+	/* the catalog is internal: read with the extension owner's rights */
+	DynSecurityBeginInternal(&sec);
 	PushCopiedSnapshot(GetTransactionSnapshot());
 	UpdateActiveSnapshotCommandId();
 	t = load_table_in_snapshot(name);
 	PopActiveSnapshot();
+	DynSecurityEndInternal(&sec);
 	return t;
 }
 
@@ -631,13 +641,16 @@ DynCatalogTableName(const char *name)
 	return parts[5] + 6;
 }
 
-DynTable *
-DynCatalogGetTable(const char *name)
+/*
+ * The cache holds the catalog as it is (read with the owner's rights), the
+ * same for every role; the caller's right on the table is checked at every
+ * lookup (DynSecurityCheckTable), never remembered: a pooled connection
+ * serving several roles answers each with its own rights.
+ */
+static DynTable *
+get_table(const char *name)
 {
-	DynTable   *t;
-
-	name = DynCatalogTableName(name);
-	t = catalog_lookup(name);
+	DynTable   *t = catalog_lookup(name);
 
 	if (t == NULL || lock_table(t))
 		return t;
@@ -646,6 +659,48 @@ DynCatalogGetTable(const char *name)
 	if (t == NULL || lock_table(t))
 		return t;
 	return NULL;
+}
+
+/*
+ * The authorization check alone, without locking the table's storage: for
+ * DeleteTable and UpdateTable, which check the caller's right before they
+ * take the catalog row lock (and lock the storage after it).
+ */
+void
+DynCatalogAuthorize(const char *name)
+{
+	DynTable   *t;
+
+	name = DynCatalogTableName(name);
+	t = catalog_lookup(name);
+
+	if (t)
+	{
+		RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(t->storage));
+
+		t->storage_relid = RangeVarGetRelid(rv, NoLock, true);
+		if (!OidIsValid(t->storage_relid))
+			t = NULL;
+	}
+	DynSecurityCheckTable(name, t);
+}
+
+/* A table without the authorization check (src/security/ only). */
+DynTable *
+DynCatalogGetTableUnchecked(const char *name)
+{
+	return get_table(DynCatalogTableName(name));
+}
+
+DynTable *
+DynCatalogGetTable(const char *name)
+{
+	DynTable   *t;
+
+	name = DynCatalogTableName(name);
+	t = get_table(name);
+	DynSecurityCheckTable(name, t);
+	return t;
 }
 
 DynTable *

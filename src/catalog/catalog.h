@@ -98,6 +98,10 @@ extern DynTable *DynCatalogGetTable(const char *name);
 extern DynTable *DynCatalogGetTableOrNotFound(const char *name);
 /* The same for DeleteTable/UpdateTable, once they hold the catalog row lock. */
 extern DynTable *DynCatalogGetTableForChange(const char *name);
+/* A table without the authorization check: for src/security/ only. */
+extern DynTable *DynCatalogGetTableUnchecked(const char *name);
+/* Only the caller's right on a table (DynSecurityCheckTable), without locking it. */
+extern void DynCatalogAuthorize(const char *name);
 /* Bumped each time the cache is dropped after a catalog change. */
 extern uint64 DynCatalogGeneration(void);
 /* Lock an index's storage (after its table's); false if it was dropped. */

@@ -211,6 +211,31 @@ gw_error_from_pg(GwError *e, const char *sqlstate, const char *message,
 					  message, detail);
 		return;
 	}
+	if (sqlstate && strcmp(sqlstate, "42501") == 0 && message &&
+		strncmp(message, "AccessDeniedException: User: ", 29) == 0)
+	{
+		/*
+		 * The extension's own check (src/security/) names the table it
+		 * denied (in a batch or transaction, the one that failed); the ARN
+		 * takes the request's region, as the other resource ARNs do.
+		 */
+		Buf			m;
+		const char *text = message + 23;
+		const char *arn = strstr(text, " on resource: arn:aws:dynamodb:");
+
+		buf_init(&m);
+		if (arn && region && *region && strchr(arn + 31, ':'))
+		{
+			buf_append(&m, text, (size_t) (arn - text) + 31);
+			buf_puts(&m, region);
+			buf_puts(&m, strchr(arn + 31, ':'));
+		}
+		else
+			buf_puts(&m, text);
+		gw_error_make(e, "AccessDeniedException", m.data ? m.data : "Access denied", NULL);
+		buf_free(&m);
+		return;
+	}
 	if (sqlstate && strcmp(sqlstate, "42501") == 0)
 	{
 		Buf			m;

@@ -112,6 +112,7 @@ test_sigv4_checks(void)
 	CHECK(sigv4_parse("AWS4-HMAC-SHA256 Credential=AK/20150830/us-east-1/dynamodb/aws4_request, SignedHeaders=x-amz-date, Signature=x",
 					  "20150830T123600Z", &a, msg, sizeof(msg)) == SIG_OK, "parse no host");
 	CHECK(sigv4_check_scope(&a, "20150830T123600Z", now, msg, sizeof(msg)) == SIG_INVALID, "host not signed");
+	CHECK(strcmp(msg, "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.") == 0, "%s", msg);
 }
 
 static void
@@ -203,6 +204,10 @@ test_error_mapping(void)
 				 "{\"__type\":\"com.amazonaws.dynamodb.v20120810#ResourceNotFoundException\",\"message\":\"x\"}");
 	expect_error("42501", "permission denied for table thread", NULL, 400,
 				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
+	/* the extension's own AccessDenied names the table: kept, with the request's region */
+	expect_error("42501", "AccessDeniedException: User: arn:aws:iam::000000000000:user/app_ro is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:ddblocal:000000000000:table/Other because no identity-based policy allows the dynamodb:PutItem action",
+				 NULL, 400,
+				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_ro is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Other because no identity-based policy allows the dynamodb:PutItem action\"}");
 	/* the tagging operations name their table by ARN: it is the resource */
 	gw_error_from_pg(&e, "42501", "permission denied for table tags", NULL, "TagResource",
 					 "arn:aws:dynamodb:us-east-1:000000000000:table/Thread", "app_rw", "eu-west-1");

@@ -3,7 +3,13 @@
  *
  * Canonical request, string to sign and signing key as AWS documents them
  * ("Create a signed AWS API request", SigV4).  The service is "dynamodb";
- * any region is accepted (the gateway serves them all).
+ * any region is accepted (the gateway serves them all).  As DynamoDB does
+ * (it is not S3), the payload hash of the canonical request is always the
+ * SHA-256 of the body received, whatever X-Amz-Content-Sha256 says: a
+ * request signed with UNSIGNED-PAYLOAD, or a body replaced after signing,
+ * fails with InvalidSignatureException ("The request signature we
+ * calculated does not match ...").  Host must be signed; X-Amz-Date (or
+ * Date) is within 15 minutes of the gateway's clock.
  */
 #include "gateway.h"
 
@@ -515,7 +521,8 @@ sigv4_check_scope(const SigAuth *a, const char *amz_date, long now,
 	}
 	if (!host_signed)
 	{
-		snprintf(msg, msglen, "'Host' must be a 'SignedHeader' in the AWS Authorization.");
+		/* DynamoDB's wording since 2022 (aws/aws-sdk-php#2469: GetItem on dynamodb.us-west-1) */
+		snprintf(msg, msglen, "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.");
 		return SIG_INVALID;
 	}
 

@@ -24,6 +24,7 @@
 #include "common/errors.h"
 
 #include "indexes/indexes.h"
+#include "security/security.h"
 #include "worker/worker.h"
 
 static SPIPlanPtr capture_plan = NULL;
@@ -46,6 +47,7 @@ void
 DynGsiCapture(DynTable *t, const DynKey *key)
 {
 	Datum		args[3];
+	DynSecurityState sec;
 
 	if (capture_plan == NULL)
 	{
@@ -65,8 +67,11 @@ DynGsiCapture(DynTable *t, const DynKey *key)
 	args[0] = Int64GetDatum(t->num);
 	args[1] = PointerGetDatum(key->pk);
 	args[2] = PointerGetDatum(key->sk);
+	/* the queue is internal: written with the extension owner's rights */
+	DynSecurityBeginInternal(&sec);
 	if (SPI_execute_plan(capture_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record a GSI change");
+	DynSecurityEndInternal(&sec);
 	wake_at_commit = true;
 }
 
@@ -84,7 +89,9 @@ DynGsiCaptureIfCreated(DynTable *t, const DynKey *key)
 	Oid			types[1] = {INT8OID};
 	Datum		args[1];
 	bool		isnull;
+	bool		created;
 	int			i;
+	DynSecurityState sec;
 
 	if (!DynCatalogIsStale())
 		return;
@@ -92,11 +99,14 @@ DynGsiCaptureIfCreated(DynTable *t, const DynKey *key)
 		if (t->indexes[i].is_global)
 			return;				/* captured already */
 	args[0] = Int64GetDatum(t->num);
+	DynSecurityBeginInternal(&sec);
 	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM dynindex.indexes i JOIN dynindex.tables t "
 							  "USING (table_name) WHERE t.num = $1 AND i.is_global)",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the catalog");
-	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)))
+	created = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	DynSecurityEndInternal(&sec);
+	if (created)
 		DynGsiCapture(t, key);
 }
 
@@ -113,12 +123,14 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Interval   *timeout = PG_GETARG_INTERVAL_P(1);
 	TimestampTz deadline;
-	DynTable   *t;
+	DynTable   *volatile t = NULL;
 	int64		target = 0;
 	bool		isnull;
 	bool		done = false;
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		args[2];
+	DynSecurityOp sec_op;
+	DynSecurityState sec;
 
 	deadline = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
 													   TimestampTzGetDatum(GetCurrentTimestamp()),
@@ -126,7 +138,17 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynCatalogRevalidate();
-	t = DynCatalogGetTableOrNotFound(name);
+	DynSecurityEnter("wait_for_indexes", &sec_op);
+	PG_TRY();
+	{
+		t = DynCatalogGetTableOrNotFound(name);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&sec_op);
+	}
+	PG_END_TRY();
+	DynSecurityBeginInternal(&sec);
 	args[0] = Int64GetDatum(t->num);
 	if (SPI_execute_with_args("SELECT max(id) FROM dynindex.gsi_changes WHERE table_num = $1",
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
@@ -157,6 +179,7 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 2L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 	}
+	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	PG_RETURN_BOOL(done);
 }

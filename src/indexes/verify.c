@@ -27,6 +27,7 @@
 
 #include "common/errors.h"
 #include "indexes/indexes.h"
+#include "security/security.h"
 
 #define VERIFY_BATCH 1000
 
@@ -179,9 +180,11 @@ dynindex_verify_indexes(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	char	   *name;
-	DynTable   *t;
+	DynTable   *volatile t = NULL;
 	MemoryContext tmp;
 	int			i;
+	DynSecurityOp op;
+	DynSecurityState sec;
 
 	if (PG_ARGISNULL(0))
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found");
@@ -191,7 +194,18 @@ dynindex_verify_indexes(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	t = DynCatalogGetTableOrNotFound(name);
+	/* the admin right on the table; then every item is read with the owner's rights */
+	DynSecurityEnter("verify_indexes", &op);
+	PG_TRY();
+	{
+		t = DynCatalogGetTableOrNotFound(name);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&op);
+	}
+	PG_END_TRY();
+	DynSecurityBeginInternal(&sec);
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "verify_indexes", ALLOCSET_DEFAULT_SIZES);
 	for (i = 0; i < t->nindexes; i++)
 	{
@@ -216,6 +230,7 @@ dynindex_verify_indexes(PG_FUNCTION_ARGS)
 			MemoryContextSwitchTo(old);
 		}
 	}
+	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	return (Datum) 0;
 }

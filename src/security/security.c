@@ -17,6 +17,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_namespace.h"
@@ -54,6 +55,8 @@ static const OperationAccess operation_access[] = {
 	{"DeleteItem", DYN_ACCESS_WRITE, true},
 	{"DeleteTable", DYN_ACCESS_ADMIN, false},
 	{"DescribeContinuousBackups", DYN_ACCESS_DESCRIBE, false},
+	{"ListBackups", DYN_ACCESS_NONE, false},	/* lists the backups of tables the caller administers */
+	{"RestoreTableFromBackup", DYN_ACCESS_CREATE, false},	/* and admin on the backup's table */
 	{"DescribeEndpoints", DYN_ACCESS_NONE, false},
 	{"DescribeLimits", DYN_ACCESS_NONE, false},
 	{"DescribeStream", DYN_ACCESS_STREAM, false},
@@ -110,10 +113,42 @@ DynSecurityRunsAsCaller(const char *operation)
 	return find_operation(operation)->as_caller;
 }
 
+/* At the end of a transaction no operation runs any more (a failed one left its state). */
+static void
+security_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+	{
+		current_operation = NULL;
+		current_caller = InvalidOid;
+	}
+}
+
+/* Does the operation run with the extension owner's rights? */
+bool
+DynSecurityRunsInternal(const char *operation)
+{
+	Oid			caller = DynSecurityCaller();
+
+	if (!DynSecurityRunsAsCaller(operation))
+		return true;
+	/* superusers hold every privilege anyway; dynindex_admin members hold no storage grants */
+	return !superuser_arg(caller) && DynSecurityIsAccountAdmin(caller);
+}
+
 /* Start an operation run for the current user. */
 void
 DynSecurityEnter(const char *operation, DynSecurityOp *save)
 {
+	static bool registered = false;
+
+	if (!registered)
+	{
+		RegisterXactCallback(security_xact_callback, NULL);
+		registered = true;
+	}
 	save->operation = current_operation;
 	save->caller = current_caller;
 	current_operation = operation;
@@ -281,6 +316,35 @@ DynSecurityCheckTable(const char *name, DynTable *t)
 		DynSecurityDeny(name);
 }
 
+/* The given right on a table by name. */
+void
+DynSecurityCheckTableRight(const char *name, DynAccess right)
+{
+	Oid			caller = DynSecurityCaller();
+	DynTable   *t;
+
+	if (DynSecurityIsAccountAdmin(caller))
+		return;
+	t = name ? DynCatalogGetTableUnchecked(name) : NULL;
+	if (t == NULL || !DynSecurityHasRight(caller, t, right))
+		DynSecurityDeny(name);
+}
+
+/* A backup operation: the admin right on the backup's table. */
+void
+DynSecurityCheckBackup(const char *backup_arn)
+{
+	const char *t = backup_arn ? strstr(backup_arn, ":table/") : NULL;
+	const char *end = t ? strstr(t + 7, "/backup/") : NULL;
+	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
+
+	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
+		return;
+	if (name == NULL)
+		DynSecurityDeny(NULL);
+	DynSecurityCheckTableRight(name, DYN_ACCESS_ADMIN);
+}
+
 /* Switch to the extension owner with a safe search_path. */
 void
 DynSecurityBeginInternal(DynSecurityState *s)
@@ -298,4 +362,153 @@ DynSecurityEndInternal(DynSecurityState *s)
 {
 	SetUserIdAndSecContext(s->save_userid, s->save_sec_context);
 	AtEOXact_GUC(true, s->save_nestlevel);
+}
+
+/* ---------------------------------------------------------------- SQL functions */
+
+/*
+ * Run "SELECT <sql>" with the given text arguments on a table the caller
+ * administers: the lookup checks the admin right (operation "grant_table"),
+ * the statement runs with the extension owner's rights.
+ */
+static void
+admin_call(const char *operation, const char *table, const char *sql, int nargs, Oid *types,
+		   Datum *args, const char *nulls)
+{
+	DynSecurityOp op;
+	DynSecurityState sec;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynCatalogRevalidate();
+	DynSecurityEnter(operation, &op);
+	PG_TRY();
+	{
+		(void) DynCatalogGetTableOrNotFound(table);
+		DynSecurityBeginInternal(&sec);
+		if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "%s failed", operation);
+		DynSecurityEndInternal(&sec);
+		DynCatalogChanged();
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&op);
+	}
+	PG_END_TRY();
+	SPI_finish();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_grant_table);
+
+/* dynindex.grant_table(table_name text, role_name name, access text) */
+Datum
+dynindex_grant_table(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, NAMEOID, TEXTOID};
+	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
+
+	admin_call("grant_table", text_to_cstring(PG_GETARG_TEXT_PP(0)),
+			   "SELECT dynindex._apply_grant($1, $2, $3, true)", 3, types, args, NULL);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_revoke_table);
+
+/* dynindex.revoke_table(table_name text, role_name name, access text) */
+Datum
+dynindex_revoke_table(PG_FUNCTION_ARGS)
+{
+	Oid			types[3] = {TEXTOID, NAMEOID, TEXTOID};
+	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
+
+	admin_call("revoke_table", text_to_cstring(PG_GETARG_TEXT_PP(0)),
+			   "SELECT dynindex._apply_grant($1, $2, $3, false)", 3, types, args, NULL);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_restrict_leading_keys);
+
+/* dynindex.restrict_leading_keys(table_name, role_name, key_value, begins_with) */
+Datum
+dynindex_restrict_leading_keys(PG_FUNCTION_ARGS)
+{
+	Oid			types[4] = {TEXTOID, NAMEOID, TEXTOID, BOOLOID};
+	Datum		args[4];
+	char		nulls[5] = "    ";
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						errmsg("table_name and role_name must not be null")));
+	args[0] = PG_GETARG_DATUM(0);
+	args[1] = PG_GETARG_DATUM(1);
+	args[2] = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
+	nulls[2] = PG_ARGISNULL(2) ? 'n' : ' ';
+	args[3] = BoolGetDatum(!PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
+	admin_call("restrict_leading_keys", text_to_cstring(PG_GETARG_TEXT_PP(0)),
+			   "SELECT dynindex._apply_leading_keys($1, $2, $3, $4, true)", 4, types, args, nulls);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_unrestrict_leading_keys);
+
+/* dynindex.unrestrict_leading_keys(table_name, role_name) */
+Datum
+dynindex_unrestrict_leading_keys(PG_FUNCTION_ARGS)
+{
+	Oid			types[2] = {TEXTOID, NAMEOID};
+	Datum		args[2] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)};
+
+	admin_call("unrestrict_leading_keys", text_to_cstring(PG_GETARG_TEXT_PP(0)),
+			   "SELECT dynindex._apply_leading_keys($1, $2, NULL, false, false)", 2, types, args, NULL);
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_has_table_access);
+
+/* dynindex.has_table_access(table_name text, access text, role_name name) RETURNS boolean */
+Datum
+dynindex_has_table_access(PG_FUNCTION_ARGS)
+{
+	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	Oid			role = get_role_oid(NameStr(*PG_GETARG_NAME(2)), false);
+	DynAccess	right;
+	volatile bool result = false;
+	DynSecurityOp op;
+
+	if (strcmp(access, "read") == 0)
+		right = DYN_ACCESS_READ;
+	else if (strcmp(access, "write") == 0)
+		right = DYN_ACCESS_WRITE;
+	else if (strcmp(access, "admin") == 0)
+		right = DYN_ACCESS_ADMIN;
+	else if (strcmp(access, "stream") == 0)
+		right = DYN_ACCESS_STREAM;
+	else if (strcmp(access, "describe") == 0)
+		right = DYN_ACCESS_DESCRIBE;
+	else
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("access must be read, write, admin, stream or describe, not \"%s\"", access)));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynCatalogRevalidate();
+	/* about another role: only for the table's administrators */
+	DynSecurityEnter(role == GetUserId() ? "DescribeLimits" : "has_table_access", &op);
+	PG_TRY();
+	{
+		DynTable   *t;
+
+		DynCatalogAuthorize(table);
+		t = DynCatalogGetTableUnchecked(table);
+		result = t != NULL && DynSecurityHasRight(role, t, right);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&op);
+	}
+	PG_END_TRY();
+	SPI_finish();
+	PG_RETURN_BOOL(result);
 }

@@ -53,6 +53,12 @@ extern const char *DynSecurityOperation(void);
 extern bool DynSecurityRunsAsCaller(const char *operation);
 /* The right an operation needs on its tables. */
 extern DynAccess DynSecurityAccessOf(const char *operation);
+/*
+ * Does the operation run with the extension owner's rights (table
+ * management; and item operations of account-wide administrators, who hold
+ * no storage grants) rather than as its caller?
+ */
+extern bool DynSecurityRunsInternal(const char *operation);
 /* The role the request runs for (the caller, also inside internal sections). */
 extern Oid	DynSecurityCaller(void);
 /* Has the caller account-wide rights (superuser or member of dynindex_admin)? */
@@ -69,6 +75,18 @@ extern bool DynSecurityHasRight(Oid role, DynTable *t, DynAccess right);
  * that a denied role learns nothing, not even whether the table exists.
  */
 extern void DynSecurityCheckTable(const char *name, DynTable *t);
+/*
+ * The given right on a table by name, whatever the operation (a restore's
+ * source table, ListBackups' TableName): AccessDeniedException unless held
+ * (a missing table: unless the caller has account-wide rights).
+ */
+extern void DynSecurityCheckTableRight(const char *name, DynAccess right);
+/*
+ * A backup operation (DescribeBackup, DeleteBackup, RestoreTableFromBackup):
+ * the admin right on the table named in the backup's ARN
+ * (arn:...:table/<name>/backup/<id>), checked before the backup is looked up.
+ */
+extern void DynSecurityCheckBackup(const char *backup_arn);
 /* Raise the AccessDeniedException of the current operation on a table. */
 extern void DynSecurityDeny(const char *table_name) pg_attribute_noreturn();
 

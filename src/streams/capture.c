@@ -19,6 +19,7 @@
 #include "utils/timestamp.h"
 
 #include "streams/streams.h"
+#include "security/security.h"
 
 #define TTL_USER_IDENTITY "{\"type\": \"Service\", \"principalId\": \"dynamodb.amazonaws.com\"}"
 
@@ -81,6 +82,7 @@ DynStreamCapture(DynTable *t, const DynStreamInfo *s, const DynStreamChange *c)
 	int64		size;
 	Datum		args[10];
 	char		nulls[11] = "          ";
+	DynSecurityState sec;
 
 	if (s->id == 0)
 		return;
@@ -126,6 +128,9 @@ DynStreamCapture(DynTable *t, const DynStreamInfo *s, const DynStreamChange *c)
 		args[9] = ttl_identity_datum();
 	else
 		nulls[9] = 'n';
+	/* stream records are internal: written with the extension owner's rights (writers run as their caller) */
+	DynSecurityBeginInternal(&sec);
 	if (SPI_execute_plan(get_insert_plan(), args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write a stream record");
+	DynSecurityEndInternal(&sec);
 }

@@ -24,6 +24,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "metrics/metrics.h"
+#include "security/security.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "write/write.h"
@@ -39,8 +40,12 @@ DynTtlAttribute(const char *table, bool lock)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
+	char	   *attr = NULL;
+	DynSecurityState sec;
 
 	args[0] = CStringGetTextDatum(table);
+	/* dynindex.ttl is internal: read with the extension owner's rights */
+	DynSecurityBeginInternal(&sec);
 	if (lock &&
 		SPI_execute_with_args("SELECT pg_advisory_xact_lock(5526348, hashtext($1))",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -48,9 +53,10 @@ DynTtlAttribute(const char *table, bool lock)
 	if (SPI_execute_with_args("SELECT attribute_name FROM dynindex.ttl WHERE table_name = $1",
 							  1, types, args, NULL, !lock, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the time to live setting");
-	if (SPI_processed == 0)
-		return NULL;
-	return SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (SPI_processed > 0)
+		attr = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	DynSecurityEndInternal(&sec);
+	return attr;
 }
 
 /* ---------------------------------------------------------------- expiry */
@@ -166,6 +172,7 @@ dynindex_expire_items(PG_FUNCTION_ARGS)
 	char	   *name;
 	int			max_items;
 	volatile int64 deleted = 0;
+	DynSecurityOp op;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -176,12 +183,23 @@ dynindex_expire_items(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynStorageWritesBegin();
+	DynSecurityEnter("expire_items", &op);
 	PG_TRY();
 	{
-		deleted = expire_table(name, max_items);
+		if (DynSecurityRunsInternal("expire_items"))
+		{
+			DynSecurityState sec;
+
+			DynSecurityBeginInternal(&sec);
+			deleted = expire_table(name, max_items);
+			DynSecurityEndInternal(&sec);
+		}
+		else
+			deleted = expire_table(name, max_items);
 	}
 	PG_FINALLY();
 	{
+		DynSecurityLeave(&op);
 		DynStorageWritesEnd();
 	}
 	PG_END_TRY();

@@ -27,6 +27,7 @@ cleanup() {
     for k in "${KEYS[@]}"; do psql_q -c "SELECT dynindex.delete_access_key('$k')" >/dev/null 2>&1; done
     psql_q -c "DROP ROLE IF EXISTS $NOACCESS_ROLE" >/dev/null 2>&1
     psql_q -c "DROP OWNED BY $READER_ROLE" -c "DROP ROLE IF EXISTS $READER_ROLE" >/dev/null 2>&1
+    [ -n "${SEC_KEYS:-}" ] && bash "$HERE/security_setup.sh" cleanup >/dev/null 2>&1
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -74,7 +75,7 @@ export GATEWAY_METRICS_URL="$METRICS_URL"
 log "dev-mode gateway: $DEV_URL"
 
 # ---- access keys for the auth-mode gateway ----
-AUTH_URL=""; TLS_URL=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""
+AUTH_URL=""; TLS_URL=""; SEC_KEYS=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""
 if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t ]; then
     read -r KEY_ID SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key(current_user)")
     KEYS+=("$KEY_ID")
@@ -93,6 +94,8 @@ if [ "$(psql_q -c "SELECT to_regclass('dynindex.access_keys') IS NOT NULL")" = t
     read -r GONE_ID GONE_SECRET < <(psql_q -F ' ' -c "SELECT * FROM dynindex.create_access_key('$GONE_ROLE')" 2>/dev/null)
     [ -n "$GONE_ID" ] && KEYS+=("$GONE_ID")
     psql_q -c "DROP ROLE IF EXISTS $GONE_ROLE" >/dev/null 2>&1 || true
+    # roles, tables and keys of the authorization tests (node/security.test.js)
+    SEC_KEYS="$(bash "$HERE/security_setup.sh" setup 2>"$WORK/security_setup.err")" || SEC_KEYS=""
     start_gateway auth --account-id 123456789012 && AUTH_URL="$STARTED_URL"
     log "auth-mode gateway: ${AUTH_URL:-(did not start)}"
     # HTTPS: a throwaway CA and a server certificate for 127.0.0.1/localhost
@@ -117,6 +120,7 @@ export GATEWAY_TLS_URL="$TLS_URL" GATEWAY_TLS_CA="$WORK/ca.pem"
 export GATEWAY_NOACCESS_KEY_ID="$NA_ID" GATEWAY_NOACCESS_SECRET="$NA_SECRET"
 export GATEWAY_GONE_KEY_ID="$GONE_ID" GATEWAY_GONE_SECRET="$GONE_SECRET"
 export GATEWAY_READER_KEY_ID="$RD_ID" GATEWAY_READER_SECRET="$RD_SECRET"
+export GATEWAY_SEC_KEYS="${SEC_KEYS:-}"
 
 # ---- 2. node tests (SDK v3, lib-dynamodb, ElectroDB, protocol, auth) ----
 if command -v node >/dev/null && command -v npm >/dev/null; then

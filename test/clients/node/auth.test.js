@@ -88,6 +88,52 @@ test('a tampered body fails the signature', { skip }, async () => {
   assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
 });
 
+// DynamoDB always hashes the body received (it is not S3): UNSIGNED-PAYLOAD
+// leaves the body unsigned, so it is refused, and a body replaced after
+// signing fails even when the client declares the hash of the signed body.
+test('UNSIGNED-PAYLOAD: InvalidSignatureException, the body is always hashed', { skip }, async () => {
+  const body = '{}';
+  const headers = sign({ body, date: new Date(), extraHeaders: { 'x-amz-content-sha256': 'UNSIGNED-PAYLOAD' } });
+  const r = await raw(headers, body);
+  assert.equal(r.status, 400);
+  assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
+  assert.match(r.json.message, /^The request signature we calculated does not match the signature you provided/);
+  // and a body swapped under an UNSIGNED-PAYLOAD signature changes nothing
+  const r2 = await raw(headers, '{"Limit":1}');
+  assert.equal(r2.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
+});
+
+test('a replaced body with the signed body\'s X-Amz-Content-Sha256: InvalidSignatureException', { skip }, async () => {
+  const signed = '{}';
+  const hash = crypto.createHash('sha256').update(signed).digest('hex');
+  const headers = sign({ body: signed, date: new Date(), extraHeaders: { 'x-amz-content-sha256': hash } });
+  assert.equal((await raw(headers, signed)).status, 200, 'the signed body itself is accepted');
+  const r = await raw(headers, '{"Limit":1}');
+  assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
+  assert.match(r.json.message, /^The request signature we calculated does not match the signature you provided/);
+});
+
+test('Host not signed: InvalidSignatureException', { skip }, async () => {
+  const headers = sign({ body: '{}', date: new Date() });
+  headers.authorization = headers.authorization.replace('SignedHeaders=content-type;host;', 'SignedHeaders=content-type;');
+  const r = await raw(headers, '{}');
+  assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
+  assert.equal(r.json.message, "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization.");
+});
+
+test('a signature dated in the future: InvalidSignatureException "Signature not yet current"', { skip }, async () => {
+  const r = await raw(sign({ body: '{}', date: new Date(Date.now() + 3600 * 1000) }), '{}');
+  assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
+  assert.match(r.json.message, /^Signature not yet current: \d{8}T\d{6}Z is still later than \d{8}T\d{6}Z \(\d{8}T\d{6}Z \+ 15 min\.\)$/);
+});
+
+test('within the 15-minute window: accepted', { skip }, async () => {
+  for (const skew of [-14 * 60 * 1000, 14 * 60 * 1000]) {
+    const r = await raw(sign({ body: '{}', date: new Date(Date.now() + skew) }), '{}');
+    assert.equal(r.status, 200, `skew ${skew / 60000} min: ${JSON.stringify(r.json)}`);
+  }
+});
+
 test('an old signature: InvalidSignatureException "Signature expired"', { skip }, async () => {
   const r = await raw(sign({ body: '{}', date: new Date(Date.now() - 3600 * 1000) }), '{}');
   assert.equal(r.json.__type, 'com.amazon.coral.service#InvalidSignatureException');
