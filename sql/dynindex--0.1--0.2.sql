@@ -473,9 +473,11 @@ BEGIN
     -- storage relations owned by other roles (tables they created under 0.1)
     FOR t IN SELECT d.table_name, d.storage, c.relowner FROM dynindex.tables d
                JOIN pg_class c ON c.oid = to_regclass(d.storage) WHERE c.relowner <> me LOOP
-        FOR o IN SELECT p.relid FROM pg_partition_tree(t.storage::regclass) p
-                 UNION ALL
-                 SELECT p.relid FROM dynindex.indexes i, pg_partition_tree(i.storage::regclass) p
+        -- the relations and (pg_partition_tree lists none for a plain table) their partitions
+        FOR o IN SELECT t.storage::regclass::oid AS relid
+                 UNION SELECT p.relid FROM pg_partition_tree(t.storage::regclass) p
+                 UNION SELECT i.storage::regclass::oid FROM dynindex.indexes i WHERE i.table_name = t.table_name
+                 UNION SELECT p.relid FROM dynindex.indexes i, pg_partition_tree(i.storage::regclass) p
                   WHERE i.table_name = t.table_name LOOP
             EXECUTE format('ALTER TABLE %s OWNER TO %s', o.relid::regclass, quote_ident(pg_get_userbyid(me)));
         END LOOP;
