@@ -34,6 +34,8 @@
 
 static const char *current_operation = NULL;
 static Oid	current_caller = InvalidOid;
+/* DynSecurityIsAccountAdmin(current_caller), once per operation: -1 unknown */
+static int	current_caller_admin = -1;
 
 typedef struct OperationAccess
 {
@@ -123,6 +125,7 @@ security_xact_callback(XactEvent event, void *arg)
 	{
 		current_operation = NULL;
 		current_caller = InvalidOid;
+		current_caller_admin = -1;
 	}
 }
 
@@ -153,6 +156,7 @@ DynSecurityEnter(const char *operation, DynSecurityOp *save)
 	save->caller = current_caller;
 	current_operation = operation;
 	current_caller = GetUserId();
+	current_caller_admin = -1;
 }
 
 /* Back to the state before DynSecurityEnter. */
@@ -161,6 +165,7 @@ DynSecurityLeave(const DynSecurityOp *save)
 {
 	current_operation = save->operation;
 	current_caller = save->caller;
+	current_caller_admin = -1;
 }
 
 /* Name the operation whose right the next lookups check. */
@@ -212,8 +217,15 @@ has_role(Oid role, const char *name)
 bool
 DynSecurityIsAccountAdmin(Oid role)
 {
-	return superuser_arg(role) || has_privs_of_role(role, extension_owner()) ||
+	bool		admin;
+
+	if (OidIsValid(current_caller) && role == current_caller && current_caller_admin >= 0)
+		return current_caller_admin == 1;
+	admin = superuser_arg(role) || has_privs_of_role(role, extension_owner()) ||
 		has_role(role, "dynindex_admin");
+	if (OidIsValid(current_caller) && role == current_caller)
+		current_caller_admin = admin ? 1 : 0;
+	return admin;
 }
 
 /* Does a row of dynindex.table_rights give role the admin (or stream) right on table? */
@@ -345,14 +357,28 @@ DynSecurityCheckBackup(const char *backup_arn)
 	DynSecurityCheckTableRight(name, DYN_ACCESS_ADMIN);
 }
 
-/* Switch to the extension owner with a safe search_path. */
+/*
+ * Switch to the extension owner with a safe search path (pg_catalog only:
+ * every name dynindex uses is schema-qualified, and a caller's search_path
+ * must not resolve the functions and operators of statements run with the
+ * owner's rights).  A superuser caller already holds every right: nothing
+ * to switch.  The override search path costs far less than setting the
+ * search_path GUC; both end with the (sub)transaction on error.
+ */
 void
 DynSecurityBeginInternal(DynSecurityState *s)
 {
+	OverrideSearchPath *path;
+
 	GetUserIdAndSecContext(&s->save_userid, &s->save_sec_context);
-	s->save_nestlevel = NewGUCNestLevel();
-	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	s->switched = !superuser_arg(s->save_userid);
+	if (!s->switched)
+		return;
+	path = palloc0(sizeof(OverrideSearchPath));
+	path->schemas = NIL;
+	path->addCatalog = true;
+	path->addTemp = false;
+	PushOverrideSearchPath(path);
 	SetUserIdAndSecContext(extension_owner(), s->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
 
@@ -360,8 +386,10 @@ DynSecurityBeginInternal(DynSecurityState *s)
 void
 DynSecurityEndInternal(DynSecurityState *s)
 {
+	if (!s->switched)
+		return;
 	SetUserIdAndSecContext(s->save_userid, s->save_sec_context);
-	AtEOXact_GUC(true, s->save_nestlevel);
+	PopOverrideSearchPath();
 }
 
 /* ---------------------------------------------------------------- SQL functions */

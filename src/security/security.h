@@ -25,7 +25,7 @@ typedef struct DynSecurityState
 {
 	Oid			save_userid;
 	int			save_sec_context;
-	int			save_nestlevel;
+	bool		switched;		/* false for superuser callers: nothing to switch */
 } DynSecurityState;
 
 /* ---- src/security/security.c ---- */
