@@ -208,6 +208,32 @@ SELECT pg_temp.call('RestoreTableFromBackup', format('{"BackupArn":"%s","TargetT
 RESET ROLE;
 SELECT dynindex.api('DeleteBackup', format('{"BackupArn":"%s"}', :'secb_backup')::jsonb) -> 'BackupDescription' -> 'BackupDetails' ->> 'BackupStatus';
 
+-- ---- streams: the stream right on the stream's table ----
+SELECT dynindex.api('CreateTable', '{"TableName":"SecS","BillingMode":"PAY_PER_REQUEST",
+  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+  "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_IMAGE"}}') IS NOT NULL AS created;
+SELECT dynindex.api('PutItem', '{"TableName":"SecS","Item":{"pk":{"S":"s1"},"secret":{"S":"stream-data"}}}');
+SELECT dynindex.grant_table('SecS', 'sec_stream', 'stream');
+SELECT dynindex.api('DescribeTable', '{"TableName":"SecS"}') -> 'Table' ->> 'LatestStreamArn' AS secs_stream \gset
+SET ROLE sec_stream;
+SELECT pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secs_stream'))::jsonb -> 'StreamDescription' ->> 'StreamStatus';
+SELECT jsonb_array_length(pg_temp.call('ListStreams', '{}')::jsonb -> 'Streams') AS visible_streams;
+SELECT pg_temp.call('GetShardIterator', format('{"StreamArn":"%s","ShardId":"%s","ShardIteratorType":"TRIM_HORIZON"}', :'secs_stream',
+  pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secs_stream'))::jsonb -> 'StreamDescription' -> 'Shards' -> 0 ->> 'ShardId'))::jsonb ->> 'ShardIterator' AS secs_iterator \gset
+SELECT pg_temp.call('GetRecords', format('{"ShardIterator":"%s"}', :'secs_iterator'))::jsonb ? 'Records' AS records_answered;
+SELECT count(*) FROM dynindex.stream_changes('SecS');
+RESET ROLE;
+SET ROLE sec_app1;
+SELECT jsonb_array_length(pg_temp.call('ListStreams', '{}')::jsonb -> 'Streams') AS visible_streams;
+SELECT pg_temp.call('ListStreams', '{"TableName":"SecS"}');
+SELECT pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secs_stream'));
+SELECT pg_temp.call('GetShardIterator', format('{"StreamArn":"%s","ShardId":"shardId-00000000000000000000-00000000","ShardIteratorType":"TRIM_HORIZON"}', :'secs_stream'));
+-- another role's iterator: denied as well
+SELECT pg_temp.call('GetRecords', format('{"ShardIterator":"%s"}', :'secs_iterator'));
+SELECT pg_temp.try($$SELECT count(*)::text FROM dynindex.stream_changes('SecS')$$);
+RESET ROLE;
+SELECT dynindex.api('DeleteTable', '{"TableName":"SecS"}') -> 'TableDescription' ->> 'TableStatus';
+
 -- ---- account-wide administrator ----
 SET ROLE sec_admin;
 SELECT pg_temp.call('DescribeTable', '{"TableName":"NoSuchTable"}');

@@ -33,6 +33,7 @@
 #include "api/request.h"
 #include "catalog/catalog.h"
 #include "common/errors.h"
+#include "security/security.h"
 #include "streams/streams.h"
 
 #define GET_RECORDS_MAX_BYTES (1024 * 1024)
@@ -395,9 +396,9 @@ DynListStreams(Jsonb *req)
 	int64		limit;
 	char	   *start_table = NULL;
 	char	   *start_label = NULL;
-	Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, INT4OID};
-	Datum		args[4];
-	char		nulls[4] = {' ', ' ', ' ', ' '};
+	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, BOOLOID, OIDOID};
+	Datum		args[6];
+	char		nulls[6] = {' ', ' ', ' ', ' ', ' ', ' '};
 	JsonbParseState *st = NULL;
 	uint64		n;
 	uint64		i;
@@ -410,6 +411,8 @@ DynListStreams(Jsonb *req)
 	if (start && !DynStreamParseArn(start, strlen(start), &start_table, &start_label))
 		DynValidationError("Invalid StreamArn");
 
+	if (table)
+		DynSecurityCheckTableRight(table, DYN_ACCESS_STREAM);
 	if (table)
 	{
 		args[0] = CStringGetTextDatum(table);
@@ -426,11 +429,17 @@ DynListStreams(Jsonb *req)
 	if (!start)
 		nulls[1] = nulls[2] = 'n';
 	args[3] = Int32GetDatum((int32) limit + 1);
-	if (SPI_execute_with_args("SELECT table_name, stream_label FROM dynindex.streams "
+	/* only the streams of tables the caller holds the stream right on (docs/security.md) */
+	args[4] = BoolGetDatum(DynSecurityIsAccountAdmin(DynSecurityCaller()));
+	args[5] = ObjectIdGetDatum(DynSecurityCaller());
+	if (SPI_execute_with_args("SELECT table_name, stream_label FROM dynindex.streams s "
 							  "WHERE ($1::text IS NULL OR table_name = $1) "
 							  "AND ($2::text IS NULL OR (table_name COLLATE \"C\", stream_label COLLATE \"C\") > ($2, $3)) "
+							  "AND ($5 OR EXISTS (SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g "
+							  "ON g.rolname = r.role_name WHERE r.table_name = s.table_name AND (r.stream OR r.admin) "
+							  "AND pg_catalog.pg_has_role($6, g.oid, 'USAGE'))) "
 							  "ORDER BY table_name COLLATE \"C\", stream_label COLLATE \"C\", stream_id LIMIT $4",
-							  4, types, args, nulls, true, 0) != SPI_OK_SELECT)
+							  6, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the streams");
 	tt = SPI_tuptable;
 	n = SPI_processed;
@@ -483,6 +492,7 @@ DynDescribeStream(Jsonb *req)
 	arn = RqGetString(root, "StreamArn");
 	start = RqGetString(root, "ExclusiveStartShardId");
 	limit = RqGetInt(root, "Limit", 100);
+	DynSecurityCheckStream(arn);	/* the stream right on its table, before "not found" */
 	s = stream_by_arn(arn);
 
 	args[0] = Int64GetDatum(s->stream_id);
@@ -597,6 +607,7 @@ DynGetShardIterator(Jsonb *req)
 		DynValidationError("Invalid SequenceNumber: %s", seqstr);
 	DynStreamCheckIsolation();
 
+	DynSecurityCheckStream(arn);	/* the stream right on its table, before "not found" */
 	s = stream_by_arn(arn);
 	h = shard_or_not_found(s->stream_id, shard_id);
 	trimmed = DynStreamTrimmedSeq(s->stream_id, h->bucket);
@@ -725,6 +736,7 @@ DynGetRecords(Jsonb *req)
 				 java_date(it.issued), java_date(now), (long long) dynindex_stream_iterator_lifetime_s * 1000);
 	DynStreamCheckIsolation();
 
+	DynSecurityCheckStream(arn);	/* the iterator's stream: the stream right on its table */
 	s = stream_by_id(it.stream_id);
 	if (s == NULL)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);

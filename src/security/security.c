@@ -67,7 +67,8 @@ static const OperationAccess operation_access[] = {
 	{"GetItem", DYN_ACCESS_READ, true},
 	{"GetRecords", DYN_ACCESS_STREAM, false},
 	{"GetShardIterator", DYN_ACCESS_STREAM, false},
-	{"ListStreams", DYN_ACCESS_STREAM, false},
+	{"ListStreams", DYN_ACCESS_NONE, false},	/* lists the streams of tables the caller may read */
+	{"stream_changes", DYN_ACCESS_STREAM, false},
 	{"ListTables", DYN_ACCESS_NONE, false},
 	{"ListTagsOfResource", DYN_ACCESS_DESCRIBE, false},
 	{"PutItem", DYN_ACCESS_WRITE, true},
@@ -340,6 +341,21 @@ DynSecurityCheckTableRight(const char *name, DynAccess right)
 	t = name ? DynCatalogGetTableUnchecked(name) : NULL;
 	if (t == NULL || !DynSecurityHasRight(caller, t, right))
 		DynSecurityDeny(name);
+}
+
+/* A stream operation: the stream right on the stream's table. */
+void
+DynSecurityCheckStream(const char *stream_arn)
+{
+	const char *t = stream_arn ? strstr(stream_arn, ":table/") : NULL;
+	const char *end = t ? strstr(t + 7, "/stream/") : NULL;
+	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
+
+	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
+		return;
+	if (name == NULL)
+		DynSecurityDeny(NULL);
+	DynSecurityCheckTableRight(name, DYN_ACCESS_STREAM);
 }
 
 /* A backup operation: the admin right on the backup's table. */

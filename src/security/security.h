@@ -87,6 +87,12 @@ extern void DynSecurityCheckTableRight(const char *name, DynAccess right);
  * (arn:...:table/<name>/backup/<id>), checked before the backup is looked up.
  */
 extern void DynSecurityCheckBackup(const char *backup_arn);
+/*
+ * A stream operation (DescribeStream, GetShardIterator, GetRecords): the
+ * stream right on the table named in the stream's ARN
+ * (arn:...:table/<name>/stream/<label>), checked before the stream is looked up.
+ */
+extern void DynSecurityCheckStream(const char *stream_arn);
 /* Raise the AccessDeniedException of the current operation on a table. */
 extern void DynSecurityDeny(const char *table_name) pg_attribute_noreturn();
 

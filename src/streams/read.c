@@ -25,6 +25,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "streams/streams.h"
+#include "security/security.h"
 
 /* Parse a SequenceNumber of ours; false if it is not one. */
 bool
@@ -132,6 +133,8 @@ dynindex_stream_changes(PG_FUNCTION_ARGS)
 	Datum		args[4];
 	MemoryContext oldcxt;
 	uint64		i;
+	DynSecurityOp sec_op;
+	DynSecurityState sec;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0))
@@ -152,6 +155,18 @@ dynindex_stream_changes(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	/* the stream right on the table; the records are read with the owner's rights */
+	DynSecurityEnter("stream_changes", &sec_op);
+	PG_TRY();
+	{
+		DynSecurityCheckTableRight(table_name, DYN_ACCESS_STREAM);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&sec_op);
+	}
+	PG_END_TRY();
+	DynSecurityBeginInternal(&sec);
 	args[0] = CStringGetTextDatum(table_name);
 	if (SPI_execute_with_args("SELECT 1 FROM dynindex.streams WHERE table_name = $1",
 							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
@@ -160,6 +175,7 @@ dynindex_stream_changes(PG_FUNCTION_ARGS)
 	{
 		/* no stream ever: the table must exist */
 		(void) DynCatalogGetTableOrNotFound(table_name);
+		DynSecurityEndInternal(&sec);
 		SPI_finish();
 		return (Datum) 0;
 	}
@@ -215,6 +231,7 @@ dynindex_stream_changes(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	MemoryContextSwitchTo(oldcxt);
+	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	return (Datum) 0;
 }
