@@ -253,7 +253,7 @@ SELECT pg_catalog.pg_extension_config_dump('dynindex.leading_keys', '');
 -- DELETE grants (writers maintain them), GSIs its SELECT grants (the worker
 -- writes them); restricted roles get a restrictive policy on the partition
 -- key (the base key's, also in index storage) of every storage relation.
-CREATE FUNCTION dynindex._secure_storage(p_table text)
+CREATE FUNCTION dynindex._secure_storage(p_table text, p_force boolean DEFAULT true)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
@@ -298,13 +298,24 @@ BEGIN
      WHERE d->>'AttributeName' = (SELECT k->>'AttributeName' FROM jsonb_array_elements(t.key_schema) k
                                    WHERE k->>'KeyType' = 'HASH');
     FOREACH rel IN ARRAY rels LOOP
+        -- Row-level security changes lock the relation (ACCESS EXCLUSIVE): only
+        -- when something changes, so that UpdateTable adding a GSI does not wait
+        -- for the table's writers.  p_force: the restrictions themselves changed.
+        IF NOT EXISTS (SELECT 1 FROM dynindex.leading_keys l WHERE l.table_name = p_table) THEN
+            IF EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = rel::regclass AND c.relrowsecurity)
+               OR EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = rel::regclass AND p.polname LIKE 'dynindex%') THEN
+                FOR g IN SELECT p.polname FROM pg_policy p WHERE p.polrelid = rel::regclass AND p.polname LIKE 'dynindex%' LOOP
+                    EXECUTE format('DROP POLICY %I ON %s', g.polname, rel);
+                END LOOP;
+                EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY', rel);
+            END IF;
+            CONTINUE;
+        END IF;
+        CONTINUE WHEN NOT p_force AND EXISTS (SELECT 1 FROM pg_policy p WHERE p.polrelid = rel::regclass
+                                                AND p.polname = 'dynindex_all');
         FOR g IN SELECT p.polname FROM pg_policy p WHERE p.polrelid = rel::regclass AND p.polname LIKE 'dynindex%' LOOP
             EXECUTE format('DROP POLICY %I ON %s', g.polname, rel);
         END LOOP;
-        IF NOT EXISTS (SELECT 1 FROM dynindex.leading_keys l WHERE l.table_name = p_table) THEN
-            EXECUTE format('ALTER TABLE %s DISABLE ROW LEVEL SECURITY', rel);
-            CONTINUE;
-        END IF;
         EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', rel);
         EXECUTE format('CREATE POLICY dynindex_all ON %s USING (true) WITH CHECK (true)', rel);
         FOR lk IN SELECT l.* FROM dynindex.leading_keys l
@@ -324,8 +335,8 @@ BEGIN
     END LOOP;
 END
 $fn$;
-REVOKE ALL ON FUNCTION dynindex._secure_storage(text) FROM PUBLIC;
-COMMENT ON FUNCTION dynindex._secure_storage(text) IS
+REVOKE ALL ON FUNCTION dynindex._secure_storage(text, boolean) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex._secure_storage(text, boolean) IS
   'Internal: make a table''s index storage relations carry the table''s grants and every storage relation its LeadingKeys policies.';
 
 -- Apply a recipe (called by dynindex.grant_table / revoke_table once the

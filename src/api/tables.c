@@ -1555,7 +1555,7 @@ DynUpdateTable(Jsonb *req)
 		Oid			types[1] = {TEXTOID};
 		Datum		args[1] = {CStringGetTextDatum(t->name)};
 
-		if (SPI_execute_with_args("SELECT dynindex._secure_storage($1)", 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		if (SPI_execute_with_args("SELECT dynindex._secure_storage($1, false)", 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 			elog(ERROR, "could not secure the index storage");
 	}
 	DynCatalogChanged();
