@@ -287,6 +287,7 @@ SELECT pg_temp.call('TransactWriteItems', '{"TransactItems":[{"Put":{"TableName"
 RESET ROLE;
 SELECT storage AS secl FROM dynindex.tables WHERE table_name = 'SecL' \gset
 SELECT storage AS secl_g FROM dynindex.indexes WHERE table_name = 'SecL' AND index_name = 'byG' \gset
+SELECT dynindex.wait_for_indexes('SecL');
 SET ROLE sec_alice;
 SELECT pg_temp.try(format('SELECT count(*)::text FROM %s', :'secl'));
 SELECT pg_temp.try(format('SELECT count(*)::text FROM %s', :'secl_g'));
