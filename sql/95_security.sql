@@ -113,10 +113,26 @@ SELECT pg_temp.call('UpdateItem', '{"TableName":"SecB","Key":{"id":{"N":"1"}},"U
 SELECT pg_temp.call('DeleteItem', '{"TableName":"SecB","Key":{"id":{"N":"1"}}}');
 SELECT pg_temp.call('TransactWriteItems', '{"TransactItems":[{"ConditionCheck":{"TableName":"SecB","Key":{"id":{"N":"1"}},"ConditionExpression":"attribute_exists(id)"}}]}');
 SELECT pg_temp.call('ListTables', '{}');
--- PartiQL: the same rights (reads allowed, writes refused by the storage grants)
+-- PartiQL: each statement needs the right of its own IAM action, checked at
+-- its table before any validation (PartiQLSelect: read; PartiQLInsert,
+-- PartiQLUpdate, PartiQLDelete: write)
 SELECT pg_temp.call('ExecuteStatement', '{"Statement":"SELECT * FROM \"SecB\" WHERE id = 1"}');
 SELECT pg_temp.call('ExecuteStatement', '{"Statement":"INSERT INTO \"SecB\" VALUE {''id'': 5}"}');
+SELECT pg_temp.call('ExecuteStatement', '{"Statement":"UPDATE \"SecB\" SET x = 1 WHERE id = 1"}');
+SELECT pg_temp.call('ExecuteStatement', '{"Statement":"UPDATE \"SecB\" SET x = 1 WHERE nokey = 1"}');
+SELECT pg_temp.call('ExecuteStatement', '{"Statement":"DELETE FROM \"SecB\" WHERE id = 1"}');
 SELECT pg_temp.call('ExecuteStatement', '{"Statement":"SELECT * FROM \"SecA\""}');
+SELECT pg_temp.call('ExecuteStatement', '{"Statement":"SELECT * FROM \"SecA\".\"noindex\" WHERE nokey = 1"}');
+SELECT pg_temp.call('ExecuteStatement', '{"Statement":"SELECT * FROM \"NoSuchTable\""}');
+SELECT pg_temp.call('BatchExecuteStatement', '{"Statements":[{"Statement":"SELECT * FROM \"SecB\" WHERE id = 1"}]}')::jsonb -> 'Responses' -> 0 -> 'Item';
+SELECT pg_temp.call('BatchExecuteStatement', '{"Statements":[{"Statement":"SELECT * FROM \"SecB\" WHERE id = 1"},{"Statement":"SELECT * FROM \"SecA\" WHERE pk = ''a'' AND sk = ''1''"}]}');
+SELECT pg_temp.call('BatchExecuteStatement', '{"Statements":[{"Statement":"DELETE FROM \"SecB\" WHERE id = 1"}]}');
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"SELECT * FROM \"SecB\" WHERE id = 1"}]}')::jsonb -> 'Responses';
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"SELECT * FROM \"SecB\" WHERE id = 1"},{"Statement":"SELECT * FROM \"SecA\" WHERE pk = ''a'' AND sk = ''1''"}]}');
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"UPDATE \"SecB\" SET x = 1 WHERE id = 1"}]}');
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"EXISTS(SELECT * FROM \"SecA\" WHERE pk = ''a'' AND sk = ''1'')"},{"Statement":"INSERT INTO \"SecB\" VALUE {''id'': 6}"}]}');
+-- nothing was written
+SELECT pg_temp.call('Scan', '{"TableName":"SecB"}')::jsonb -> 'Items';
 -- the other role's table, on a connection whose cache holds it
 SELECT pg_temp.call('GetItem', '{"TableName":"SecA","Key":{"pk":{"S":"a"},"sk":{"S":"1"}}}');
 RESET ROLE;
@@ -130,8 +146,16 @@ RESET ROLE;
 SET ROLE sec_app2;
 SELECT pg_temp.call('TransactWriteItems', '{"TransactItems":[{"Update":{"TableName":"SecA","Key":{"pk":{"S":"a"},"sk":{"S":"1"}},"UpdateExpression":"ADD n :one","ExpressionAttributeValues":{":one":{"N":"1"}}}}],"ClientRequestToken":"sec-token-1"}');
 RESET ROLE;
+-- the same through PartiQL's ExecuteTransaction
+SET ROLE sec_app1;
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"UPDATE \"SecA\" SET m = 1 WHERE pk = ''a'' AND sk = ''1''"}],"ClientRequestToken":"sec-pq-token"}');
+RESET ROLE;
+SET ROLE sec_app2;
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"UPDATE \"SecA\" SET m = 1 WHERE pk = ''a'' AND sk = ''1''"}],"ClientRequestToken":"sec-pq-token"}');
+RESET ROLE;
 SELECT dynindex.grant_table('SecA', 'sec_app2', 'write');
 SET ROLE sec_app2;
+SELECT pg_temp.call('ExecuteTransaction', '{"TransactStatements":[{"Statement":"UPDATE \"SecA\" SET m = 2 WHERE pk = ''a'' AND sk = ''1''"}],"ClientRequestToken":"sec-pq-token"}');
 -- with the right, the same token is a new request of this role (it runs), and
 -- this role's tokens are its own (no mismatch with the other role's request)
 SELECT pg_temp.call('TransactWriteItems', '{"TransactItems":[{"Update":{"TableName":"SecA","Key":{"pk":{"S":"a"},"sk":{"S":"1"}},"UpdateExpression":"ADD n :one","ExpressionAttributeValues":{":one":{"N":"1"}}}}],"ClientRequestToken":"sec-token-1"}');
@@ -302,10 +326,39 @@ SELECT dynindex.wait_for_indexes('SecL');
 SELECT i->'pk'->>'S' AS pk, i->'sk'->>'S' AS sk, i->'x'->>'S' AS x
   FROM jsonb_array_elements(dynindex.api('Scan', '{"TableName":"SecL"}')->'Items') i ORDER BY 1, 2;
 SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('SecL');
+-- streams: DynamoDB's Streams actions take no dynamodb:LeadingKeys condition
+-- (a stream is granted whole): a restricted role is denied the stream
+SELECT dynindex.api('UpdateTable', '{"TableName":"SecL","StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_IMAGE"}}') -> 'TableDescription' -> 'StreamSpecification';
+SELECT dynindex.api('DescribeTable', '{"TableName":"SecL"}') -> 'Table' ->> 'LatestStreamArn' AS secl_stream \gset
+SELECT dynindex.api('PutItem', '{"TableName":"SecL","Item":{"pk":{"S":"bob"},"sk":{"S":"s5"},"secret":{"S":"bob-stream-data"}}}');
+SELECT dynindex.grant_table('SecL', 'sec_pfx', 'stream');
+SELECT dynindex.grant_table('SecL', 'sec_lk', 'stream');
+SELECT dynindex.has_table_access('SecL', 'stream', 'sec_pfx') AS pfx_stream,
+       dynindex.has_table_access('SecL', 'stream', 'sec_alice') AS alice_stream;
+SET ROLE sec_pfx;
+SELECT pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secl_stream'));
+SELECT pg_temp.call('GetShardIterator', format('{"StreamArn":"%s","ShardId":"shardId-00000000000000000000-00000000","ShardIteratorType":"TRIM_HORIZON"}', :'secl_stream'));
+SELECT pg_temp.call('ListStreams', '{"TableName":"SecL"}');
+SELECT pg_temp.call('ListStreams', '{}');
+SELECT pg_temp.try($$SELECT count(*)::text FROM dynindex.stream_changes('SecL')$$);
+RESET ROLE;
+SET ROLE sec_alice;
+SELECT pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secl_stream'));
+RESET ROLE;
+-- an iterator obtained by an unrestricted reader does not help a restricted one
+SELECT dynindex.api('GetShardIterator', jsonb_build_object('StreamArn', :'secl_stream', 'ShardId',
+  dynindex.api('DescribeStream', jsonb_build_object('StreamArn', :'secl_stream')) -> 'StreamDescription' -> 'Shards' -> 0 -> 'ShardId',
+  'ShardIteratorType', 'TRIM_HORIZON')) ->> 'ShardIterator' AS secl_iterator \gset
+SET ROLE sec_pfx;
+SELECT pg_temp.call('GetRecords', format('{"ShardIterator":"%s"}', :'secl_iterator'));
+RESET ROLE;
 -- lifting the restriction
 SELECT dynindex.unrestrict_leading_keys('SecL', 'sec_pfx');
 SET ROLE sec_pfx;
 SELECT pg_temp.call('Scan', '{"TableName":"SecL","Select":"COUNT"}')::jsonb -> 'Count';
+SELECT pg_temp.call('DescribeStream', format('{"StreamArn":"%s"}', :'secl_stream'))::jsonb -> 'StreamDescription' ->> 'StreamStatus';
+SELECT pg_temp.call('GetRecords', format('{"ShardIterator":"%s"}', :'secl_iterator'))::jsonb ? 'Records' AS records_answered;
+SELECT event_name, new_image->'secret'->>'S' AS secret FROM dynindex.stream_changes('SecL');
 RESET ROLE;
 SELECT dynindex.unrestrict_leading_keys('SecL', 'sec_lk');
 SELECT relrowsecurity, count(p.*) FROM pg_class c LEFT JOIN pg_policy p ON p.polrelid = c.oid

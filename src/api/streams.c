@@ -429,7 +429,10 @@ DynListStreams(Jsonb *req)
 	if (!start)
 		nulls[1] = nulls[2] = 'n';
 	args[3] = Int32GetDatum((int32) limit + 1);
-	/* only the streams of tables the caller holds the stream right on (docs/security.md) */
+	/*
+	 * only the streams of tables the caller holds the stream right on, and
+	 * is not limited by LeadingKeys on (docs/security.md)
+	 */
 	args[4] = BoolGetDatum(DynSecurityIsAccountAdmin(DynSecurityCaller()));
 	args[5] = ObjectIdGetDatum(DynSecurityCaller());
 	if (SPI_execute_with_args("SELECT table_name, stream_label FROM dynindex.streams s "
@@ -437,7 +440,10 @@ DynListStreams(Jsonb *req)
 							  "AND ($2::text IS NULL OR (table_name COLLATE \"C\", stream_label COLLATE \"C\") > ($2, $3)) "
 							  "AND ($5 OR EXISTS (SELECT 1 FROM dynindex.table_rights r JOIN pg_catalog.pg_roles g "
 							  "ON g.rolname = r.role_name WHERE r.table_name = s.table_name AND (r.stream OR r.admin) "
-							  "AND pg_catalog.pg_has_role($6, g.oid, 'USAGE'))) "
+							  "AND pg_catalog.pg_has_role($6, g.oid, 'USAGE') "
+							  "AND NOT EXISTS (SELECT 1 FROM dynindex.leading_keys l JOIN pg_catalog.pg_roles h "
+							  "ON h.rolname = l.role_name WHERE l.table_name = s.table_name "
+							  "AND pg_catalog.pg_has_role($6, h.oid, 'USAGE')))) "
 							  "ORDER BY table_name COLLATE \"C\", stream_label COLLATE \"C\", stream_id LIMIT $4",
 							  6, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list the streams");

@@ -25,6 +25,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "partiql/partiql.h"
+#include "security/security.h"
 
 #define MAX_IN_HASH_VALUES 50
 
@@ -1201,6 +1202,16 @@ PqPlanStatement(PqStatement *st, PqContext ctx, bool consistent_read)
 	plan->stmt = st;
 	plan->table = st->table;
 	plan->forward = true;
+
+	/*
+	 * The statement's IAM action, checked at its table lookup before any
+	 * validation (DynamoDB's developer guide, "IAM security policies with
+	 * PartiQL for DynamoDB": PartiQLSelect, PartiQLInsert, PartiQLUpdate,
+	 * PartiQLDelete; an EXISTS reads).
+	 */
+	DynSecuritySetOperation(st->kind == PQ_INSERT ? "PartiQLInsert" :
+							st->kind == PQ_UPDATE ? "PartiQLUpdate" :
+							st->kind == PQ_DELETE ? "PartiQLDelete" : "PartiQLSelect");
 	switch (st->kind)
 	{
 		case PQ_SELECT:

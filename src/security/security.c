@@ -81,6 +81,11 @@ static const OperationAccess operation_access[] = {
 	{"ExecuteStatement", DYN_ACCESS_READ, true},
 	{"BatchExecuteStatement", DYN_ACCESS_READ, true},
 	{"ExecuteTransaction", DYN_ACCESS_READ, true},
+	/* each PartiQL statement's own action (src/partiql/plan.c) */
+	{"PartiQLSelect", DYN_ACCESS_READ, true},
+	{"PartiQLInsert", DYN_ACCESS_WRITE, true},
+	{"PartiQLUpdate", DYN_ACCESS_WRITE, true},
+	{"PartiQLDelete", DYN_ACCESS_WRITE, true},
 	/* SQL entry points */
 	{"read_all", DYN_ACCESS_READ, true},
 	{"expire_items", DYN_ACCESS_WRITE, true},
@@ -253,6 +258,29 @@ has_table_right(Oid role, const char *table, bool stream)
 	return found;
 }
 
+/*
+ * Is role (or a role whose rights it has) limited by a LeadingKeys
+ * restriction on table?  As PostgreSQL applies a policy TO a role to the
+ * role's members.
+ */
+static bool
+leading_keys_restricted(Oid role, const char *table)
+{
+	DynSecurityState s;
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		args[2] = {CStringGetTextDatum(table), ObjectIdGetDatum(role)};
+	bool		found;
+
+	DynSecurityBeginInternal(&s);
+	if (SPI_execute_with_args("SELECT 1 FROM dynindex.leading_keys l JOIN pg_catalog.pg_roles g ON g.rolname = l.role_name "
+							  "WHERE l.table_name = $1 AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1",
+							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.leading_keys");
+	found = SPI_processed > 0;
+	DynSecurityEndInternal(&s);
+	return found;
+}
+
 /* Does role hold right on table t? */
 bool
 DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
@@ -275,7 +303,18 @@ DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
 			return pg_class_aclmask(t->storage_relid, role, rw, ACLMASK_ANY) != 0 ||
 				has_table_right(role, t->name, true);
 		case DYN_ACCESS_STREAM:
-			return has_table_right(role, t->name, true);
+
+			/*
+			 * DynamoDB's Streams actions (DescribeStream, GetShardIterator,
+			 * GetRecords, ListStreams) take no dynamodb:LeadingKeys condition
+			 * key (Service Authorization Reference, "Actions, resources, and
+			 * condition keys for Amazon DynamoDB"): a stream is granted whole
+			 * or not at all, and a principal limited to some partition keys
+			 * cannot be given one.  So a role restricted by LeadingKeys on
+			 * the table is denied its stream, whatever else it holds.
+			 */
+			return has_table_right(role, t->name, true) &&
+				!leading_keys_restricted(role, t->name);
 		case DYN_ACCESS_ADMIN:
 			return has_table_right(role, t->name, false);
 	}

@@ -36,6 +36,7 @@ setup() {
     api CreateTable '{"TableName":"GwSecL","BillingMode":"PAY_PER_REQUEST",
       "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"S"},{"AttributeName":"g","AttributeType":"S"}],
       "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
+      "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_IMAGE"},
       "GlobalSecondaryIndexes":[{"IndexName":"byG","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}]}'
     api PutItem '{"TableName":"GwSecB","Item":{"id":{"N":"1"},"secret":{"S":"b-only"}}}'
     for p in "${P}_lk" someone-else; do
@@ -46,6 +47,7 @@ setup() {
            -c "SELECT dynindex.grant_table('GwSecB', '${P}_other', 'write')" \
            -c "SELECT dynindex.grant_table('GwSecA', '${P}_admin', 'admin')" \
            -c "SELECT dynindex.grant_table('GwSecL', '${P}_lk', 'write')" \
+           -c "SELECT dynindex.grant_table('GwSecL', '${P}_lk', 'stream')" \
            -c "SELECT dynindex.restrict_leading_keys('GwSecL', '${P}_lk')" >/dev/null
     local out="{" sep=""
     for r in "${ROLES[@]}"; do

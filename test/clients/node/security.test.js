@@ -11,7 +11,8 @@ import {
   BatchGetItemCommand, BatchWriteItemCommand, TransactWriteItemsCommand, TransactGetItemsCommand,
   DescribeTableCommand, UpdateTableCommand, DeleteTableCommand, CreateTableCommand, ListTablesCommand,
   TagResourceCommand, ListTagsOfResourceCommand, UpdateTimeToLiveCommand, DescribeTimeToLiveCommand,
-  ExecuteStatementCommand, CreateBackupCommand, ListBackupsCommand,
+  ExecuteStatementCommand, BatchExecuteStatementCommand, ExecuteTransactionCommand,
+  CreateBackupCommand, ListBackupsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { client, rejectsWith } from './helpers.js';
 
@@ -231,6 +232,39 @@ test('TransactWriteItems: a replay of another role\'s ClientRequestToken is deni
   c.destroy(); o.destroy(); ro.destroy();
 });
 
+test('ExecuteTransaction: a replay of another role\'s ClientRequestToken is denied', { skip }, async () => {
+  const c = as('rw');
+  const token = `secpq-${process.pid}-${Date.now()}`;
+  await c.send(new PutItemCommand({ TableName: A, Item: { ...keyA('pqctr'), n: { N: '0' } } }));
+  const req = { TransactStatements: [{ Statement: `UPDATE "${A}" SET n = n + 1 WHERE pk = 'pqctr' AND sk = '1'` }], ClientRequestToken: token };
+  await c.send(new ExecuteTransactionCommand(req));
+  const o = as('other');
+  await denied(() => o.send(new ExecuteTransactionCommand(req)), 'PartiQLUpdate', A);
+  const ro = as('ro');
+  await denied(() => ro.send(new ExecuteTransactionCommand(req)), 'PartiQLUpdate', A);
+  // the owner's replay is the idempotent no-op
+  await c.send(new ExecuteTransactionCommand(req));
+  assert.equal((await c.send(new GetItemCommand({ TableName: A, Key: keyA('pqctr') }))).Item.n.N, '1');
+  c.destroy(); o.destroy(); ro.destroy();
+});
+
+test('LeadingKeys: a restricted role is denied the table\'s stream (Streams actions take no LeadingKeys condition)', { skip }, async () => {
+  const c = as('lk');
+  const streamArn = (await c.send(new DescribeTableCommand({ TableName: L }))).Table.LatestStreamArn;
+  assert.ok(streamArn, 'GwSecL has a stream');
+  for (const [op, req] of [['DescribeStream', { StreamArn: streamArn }],
+    ['GetShardIterator', { StreamArn: streamArn, ShardId: 'shardId-00000000000000000000-00000000', ShardIteratorType: 'TRIM_HORIZON' }],
+    ['ListStreams', { TableName: L }]]) {
+    const r = await rawCall('lk', `DynamoDBStreams_20120810.${op}`, req);
+    assert.equal(r.type, 'AccessDeniedException', `${op}: ${JSON.stringify(r.json)}`);
+    assert.match(r.json.Message || r.json.message, new RegExp(`dynamodb:${op} on resource: .*table/${L}`));
+  }
+  const list = await rawCall('lk', 'DynamoDBStreams_20120810.ListStreams', {});
+  assert.equal(list.status, 200);
+  assert.deepEqual((list.json.Streams || []).filter((x) => x.TableName === L), []);
+  c.destroy();
+});
+
 test('LeadingKeys: a restricted role reaches only its own partition, on every path', { skip }, async () => {
   const c = as('lk');
   const me = keys.lk.role;
@@ -256,8 +290,19 @@ test('LeadingKeys: a restricted role reaches only its own partition, on every pa
 test('PartiQL, streams and backups: another role\'s table is denied', { skip }, async (t) => {
   await tableArnPrefix();
   const c = as('rw');
-  await deniedOrUnknown(t, 'ExecuteStatement', () => c.send(new ExecuteStatementCommand({ Statement: `SELECT * FROM "${B}"` })));
-  await deniedOrUnknown(t, 'ExecuteStatement', () => c.send(new ExecuteStatementCommand({ Statement: `INSERT INTO "${B}" VALUE {'id': 7}` })));
+  // each statement's own IAM action (PartiQLSelect, PartiQLInsert, ...) on its table
+  await denied(() => c.send(new ExecuteStatementCommand({ Statement: `SELECT * FROM "${B}"` })), 'PartiQLSelect', B);
+  await denied(() => c.send(new ExecuteStatementCommand({ Statement: `INSERT INTO "${B}" VALUE {'id': 7}` })), 'PartiQLInsert', B);
+  await denied(() => c.send(new ExecuteStatementCommand({ Statement: `UPDATE "${B}" SET x = 1 WHERE id = 1` })), 'PartiQLUpdate', B);
+  await denied(() => c.send(new ExecuteStatementCommand({ Statement: `DELETE FROM "${B}" WHERE id = 1` })), 'PartiQLDelete', B);
+  await denied(() => c.send(new BatchExecuteStatementCommand({ Statements: [
+    { Statement: `SELECT * FROM "${A}" WHERE pk = 'a' AND sk = '1'` },
+    { Statement: `SELECT * FROM "${B}" WHERE id = 1` }] })), 'PartiQLSelect', B);
+  await denied(() => c.send(new ExecuteTransactionCommand({ TransactStatements: [
+    { Statement: `UPDATE "${A}" SET x = 1 WHERE pk = 'a' AND sk = '1'` },
+    { Statement: `DELETE FROM "${B}" WHERE id = 1` }] })), 'PartiQLDelete', B);
+  await denied(() => c.send(new ExecuteTransactionCommand({ TransactStatements: [
+    { Statement: `SELECT * FROM "${B}" WHERE id = 1` }] })), 'PartiQLSelect', B);
   await deniedOrUnknown(t, 'CreateBackup', () => c.send(new CreateBackupCommand({ TableName: B, BackupName: 'steal' })));
   for (const [op, req] of [['ListStreams', { TableName: B }],
     ['DescribeStream', { StreamArn: `${arn(B)}/stream/2026-01-01T00:00:00.000` }],
@@ -286,8 +331,16 @@ test('PartiQL follows the recipes and LeadingKeys', { skip }, async (t) => {
     throw err;
   }
   assert.equal(r.Items.length, 1);
-  await denied(() => ro.send(new ExecuteStatementCommand({ Statement: `INSERT INTO "${A}" VALUE {'pk': 'pq', 'sk': '1'}` })));
-  await denied(() => ro.send(new ExecuteStatementCommand({ Statement: `DELETE FROM "${A}" WHERE pk = 'ro' AND sk = '1'` })));
+  await denied(() => ro.send(new ExecuteStatementCommand({ Statement: `INSERT INTO "${A}" VALUE {'pk': 'pq', 'sk': '1'}` })), 'PartiQLInsert', A);
+  await denied(() => ro.send(new ExecuteStatementCommand({ Statement: `UPDATE "${A}" SET x = 1 WHERE pk = 'ro' AND sk = '1'` })), 'PartiQLUpdate', A);
+  await denied(() => ro.send(new ExecuteStatementCommand({ Statement: `DELETE FROM "${A}" WHERE pk = 'ro' AND sk = '1'` })), 'PartiQLDelete', A);
+  await denied(() => ro.send(new BatchExecuteStatementCommand({ Statements: [
+    { Statement: `DELETE FROM "${A}" WHERE pk = 'ro' AND sk = '1'` }] })), 'PartiQLDelete', A);
+  // reads through every PartiQL entry point still work
+  assert.equal((await ro.send(new BatchExecuteStatementCommand({ Statements: [
+    { Statement: `SELECT * FROM "${A}" WHERE pk = 'ro' AND sk = '1'` }] }))).Responses[0].Item.pk.S, 'ro');
+  assert.equal((await ro.send(new ExecuteTransactionCommand({ TransactStatements: [
+    { Statement: `SELECT * FROM "${A}" WHERE pk = 'ro' AND sk = '1'` }] }))).Responses[0].Item.pk.S, 'ro');
   ro.destroy();
   const lk = as('lk');
   const mine = await lk.send(new ExecuteStatementCommand({ Statement: `SELECT pk FROM "${L}"` }));
