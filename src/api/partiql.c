@@ -33,6 +33,12 @@
 #define MAX_BATCH_STATEMENTS 25
 #define MAX_TRANSACT_STATEMENTS 100
 #define PAGE_BYTES (1024 * 1024)
+/*
+ * A SELECT whose partition key is pinned by IN (or an OR of equalities) is
+ * several Queries; "Results are returned in pages of up to 10 items"
+ * (DynamoDB Developer Guide, PartiQL operators, IN), NextToken going on.
+ */
+#define IN_PAGE_ITEMS 10
 
 /* ---------------------------------------------------------------- schemas */
 
@@ -539,29 +545,20 @@ DynExecuteStatement(Jsonb *req)
 		{
 			/* one Query or Scan: its page is the answer */
 			TokenArg	ta = {r, 0};
-			DynPartiQLRead pr = {push_next_token, &ta, 0};
+			DynPartiQLRead pr = {.push_token = push_next_token,.arg = &ta};
 
 			return run_read(plan, read_request(plan, 0, consistent, rcc, limit, esk), &pr);
 		}
+		/* several Queries: a page of at most IN_PAGE_ITEMS items, 1 MB and Limit in all */
 		for (; q < plan->nbodies; q++)
 		{
-			DynPartiQLRead pr = {NULL, NULL, 0};
+			DynPartiQLRead pr = {.max_items = IN_PAGE_ITEMS - list_length(items),.max_bytes = PAGE_BYTES - bytes};
 			Jsonb	   *res;
 			JsonbValue *v;
 
-			if (plan->op == PQ_OP_GET)
-				res = run(DynGetItem, read_request(plan, q, consistent, rcc, remaining, esk));
-			else
-				res = run_read(plan, read_request(plan, q, consistent, rcc, remaining, esk), &pr);
-
+			res = run_read(plan, read_request(plan, q, consistent, rcc, remaining, esk), &pr);
 			esk = NULL;
 			cap = add_capacity(cap, res);
-			if (plan->op == PQ_OP_GET)
-			{
-				if ((v = member(res, "Item")) != NULL)
-					items = lappend(items, v);
-				break;
-			}
 			v = member(res, "Items");
 			if (v && v->type == jbvBinary)
 			{
@@ -586,8 +583,9 @@ DynExecuteStatement(Jsonb *req)
 				next = encode_token(h, q, JsonbValueToJsonb(lek));
 				break;
 			}
-			bytes += VARSIZE(res);
-			if (q + 1 < plan->nbodies && ((limit > 0 && remaining <= 0) || bytes >= PAGE_BYTES))
+			bytes += pr.bytes;
+			if (q + 1 < plan->nbodies && ((limit > 0 && remaining <= 0) || bytes >= PAGE_BYTES ||
+										  list_length(items) >= IN_PAGE_ITEMS))
 			{
 				next = encode_token(h, q + 1, NULL);
 				break;

@@ -85,7 +85,11 @@ typedef struct DynPartiQLRead
 	/* pushes "NextToken" for a page that stopped after last_key (or NULL) */
 	void		(*push_token) (JsonbParseState **st, void *arg, Jsonb *last_key);
 	void	   *arg;
+	int64		max_items;		/* stop once this many items matched (0: no such stop) */
+	int64		max_bytes;		/* stop once this many bytes were read (0: 1 MB) */
 	int64		scanned;		/* set by the read: items read */
+	int64		returned;		/* set by the read: items in the page */
+	int64		bytes;			/* set by the read: bytes read */
 } DynPartiQLRead;
 
 /* Query or Scan in ExecuteStatement's shape; its filter may name key attributes. */

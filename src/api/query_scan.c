@@ -765,6 +765,8 @@ read_page(ReadSpec *rs)
 	int64		batch = FIRST_BATCH;
 	int			ntuple = rs->ncols - rs->nfixed;
 	bool		plain = rs->filter == NULL && rs->proj == NULL && !rs->fetch_base;
+	int64		max_items = partiql_read ? partiql_read->max_items : 0;
+	int64		page_bytes = partiql_read && partiql_read->max_bytes > 0 ? partiql_read->max_bytes : PAGE_BYTES;
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	if (rs->select != SEL_COUNT)
@@ -835,7 +837,8 @@ read_page(ReadSpec *rs)
 					}
 				}
 			}
-			if ((rs->limit > 0 && scanned >= rs->limit) || bytes >= PAGE_BYTES)
+			if ((rs->limit > 0 && scanned >= rs->limit) || bytes >= page_bytes ||
+				(max_items > 0 && count >= max_items))
 				stopped = true;
 		}
 		if (!stopped && !exhausted && nrows > 0)
@@ -875,7 +878,11 @@ read_page(ReadSpec *rs)
 	if (rs->select != SEL_COUNT)
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
 	if (partiql_read)
+	{
 		partiql_read->scanned = scanned;
+		partiql_read->returned = count;
+		partiql_read->bytes = bytes;
+	}
 	else
 	{
 		RqPushKey(&st, "Count");
@@ -1073,8 +1080,10 @@ DynQuery(Jsonb *req)
  * A Query or Scan for ExecuteStatement (src/api/partiql.c): a SELECT's WHERE
  * may hold conditions on key attributes beyond the key condition, which
  * DynamoDB's PartiQL evaluates as a filter (the JSON API refuses them in a
- * FilterExpression); the page has no Count/ScannedCount (pr->scanned gets
- * the items read) and, when it stops early, pr->push_token adds NextToken.
+ * FilterExpression); the page has no Count/ScannedCount (pr->scanned,
+ * returned and bytes get what was read), it also stops at pr->max_items
+ * matching items or pr->max_bytes read (an IN's page), and when it stops
+ * early pr->push_token adds NextToken.
  */
 Jsonb *
 DynReadForPartiQL(Jsonb *req, bool is_query, DynPartiQLRead *pr)
