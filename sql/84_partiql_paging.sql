@@ -19,9 +19,9 @@ SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'pg_comp', 
   jsonb_build_object('pk', jsonb_build_object('S', p), 'sk', jsonb_build_object('N', s::text)))))
 FROM unnest(ARRAY['a', 'b', 'c']) p, generate_series(1, 7) s;
 
--- pages(statement, parameters, extra members): one row per page, the page's items and
+-- pq_pages(statement, parameters, extra members): one row per page, the page's items and
 -- whether it has NextToken / LastEvaluatedKey; NextToken followed to the end
-CREATE FUNCTION pages(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}')
+CREATE FUNCTION pq_pages(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}')
 RETURNS TABLE(page int, n int, items text, next_token boolean, last_key jsonb) LANGUAGE plpgsql AS $$
 DECLARE res jsonb; p int := 0;
   req jsonb := jsonb_build_object('Statement', stmt) || extra ||
@@ -43,39 +43,39 @@ BEGIN
   END LOOP;
 END $$;
 -- every item of every page, to count how often each comes back
-CREATE FUNCTION all_items(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}')
+CREATE FUNCTION pq_all_items(stmt text, params jsonb DEFAULT NULL, extra jsonb DEFAULT '{}')
 RETURNS SETOF text LANGUAGE sql AS $$
-  SELECT unnest(string_to_array(items, ' ')) FROM pages(stmt, params, extra)
+  SELECT unnest(string_to_array(items, ' ')) FROM pq_pages(stmt, params, extra)
 $$;
 
 -- IN on a table's partition key, 25 values: pages of 10, 10 and 5 items, in the order written
-SELECT * FROM pages('SELECT id FROM pg_hash WHERE id IN [' ||
+SELECT * FROM pq_pages('SELECT id FROM pg_hash WHERE id IN [' ||
   (SELECT string_agg(i::text, ', ') FROM generate_series(25, 1, -1) i) || ']');
-SELECT count(*), count(DISTINCT x) FROM all_items('SELECT id FROM pg_hash WHERE id IN [' ||
+SELECT count(*), count(DISTINCT x) FROM pq_all_items('SELECT id FROM pg_hash WHERE id IN [' ||
   (SELECT string_agg(i::text, ', ') FROM generate_series(1, 25) i) || ']') x;
 -- values with no item take no room in the page; exactly 10 items and no more values: no token
-SELECT * FROM pages('SELECT id FROM pg_hash WHERE id IN [' ||
+SELECT * FROM pq_pages('SELECT id FROM pg_hash WHERE id IN [' ||
   (SELECT string_agg(i::text, ', ') FROM generate_series(26, 45) i) || ']');
 -- the OR of equalities is the same decomposition; parameters bind the values
-SELECT * FROM pages('SELECT id FROM pg_hash WHERE id = ? OR id = ? OR id = ? OR id = ? OR id = ? OR id = ?
+SELECT * FROM pq_pages('SELECT id FROM pg_hash WHERE id = ? OR id = ? OR id = ? OR id = ? OR id = ? OR id = ?
   OR id = ? OR id = ? OR id = ? OR id = ? OR id = ? OR id = ?',
   (SELECT jsonb_agg(jsonb_build_object('N', i::text)) FROM generate_series(1, 12) i));
 -- a filter: only matching items count; ORDER BY the partition key orders the Queries
-SELECT * FROM pages('SELECT id FROM pg_hash WHERE id IN [' ||
+SELECT * FROM pq_pages('SELECT id FROM pg_hash WHERE id IN [' ||
   (SELECT string_agg(i::text, ', ') FROM generate_series(1, 30) i) || '] AND color = ''red'' ORDER BY id DESC');
 
 -- composite keys: the page stops inside a partition (NextToken and LastEvaluatedKey there),
 -- the next page resumes after that item
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['c', 'a'] AND sk >= 3$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c'] ORDER BY pk DESC, sk DESC$$);
-SELECT count(*), count(DISTINCT x) FROM all_items($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$) x;
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['c', 'a'] AND sk >= 3$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c'] ORDER BY pk DESC, sk DESC$$);
+SELECT count(*), count(DISTINCT x) FROM pq_all_items($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$) x;
 -- Limit (items read) and the page of 10 together: whichever comes first
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$, NULL, '{"Limit": 4}');
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$, NULL, '{"Limit": 12}');
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$, NULL, '{"Limit": 4}');
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'b', 'c']$$, NULL, '{"Limit": 12}');
 -- one Query (equality on the partition key) has no 10-item page
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk = 'b'$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['b']$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk = 'b'$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_comp WHERE pk IN ['b']$$);
 -- a token of another IN list's statement is refused
 SELECT dynindex.api('ExecuteStatement', jsonb_build_object('Statement', $$SELECT pk, sk FROM pg_comp WHERE pk IN ['a', 'c']$$,
   'NextToken', dynindex.api('ExecuteStatement', jsonb_build_object('Statement',
@@ -88,15 +88,15 @@ SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'pg_big', '
                      'blob', jsonb_build_object('S', repeat(p, 300000))))))
 FROM unnest(ARRAY['x', 'y']) p, generate_series(1, 6) s;
 -- the Query form
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big WHERE pk = 'x'$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big WHERE pk = 'x' ORDER BY sk DESC$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big WHERE pk = 'x'$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big WHERE pk = 'x' ORDER BY sk DESC$$);
 -- the Scan form (a filter that drops items still counts what it read)
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big WHERE sk > 4$$);
-SELECT count(*), count(DISTINCT x) FROM all_items($$SELECT * FROM pg_big$$) x;
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big WHERE sk > 4$$);
+SELECT count(*), count(DISTINCT x) FROM pq_all_items($$SELECT * FROM pg_big$$) x;
 -- an IN: 1 MB for the page across its Queries
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big WHERE pk IN ['y', 'x'] AND sk <= 2$$);
-SELECT * FROM pages($$SELECT pk, sk FROM pg_big WHERE pk IN ['y', 'x']$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big WHERE pk IN ['y', 'x'] AND sk <= 2$$);
+SELECT * FROM pq_pages($$SELECT pk, sk FROM pg_big WHERE pk IN ['y', 'x']$$);
 -- capacity of a 1 MB page: what was read
 SELECT dynindex.api('ExecuteStatement', '{"Statement": "SELECT pk FROM pg_big WHERE pk = ''y''",
   "ReturnConsumedCapacity": "TOTAL"}') -> 'ConsumedCapacity';

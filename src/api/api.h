@@ -33,6 +33,9 @@ extern Jsonb *DynGetItem(Jsonb *req);
 extern Jsonb *DynDeleteItem(Jsonb *req);
 /* GetItem answering {"Items": [item]} (PartiQL's SELECT by key) */
 extern Jsonb *DynGetItemForPartiQL(Jsonb *req);
+/* the same from a kept plan: table, key object, planned request (its projection) */
+extern Jsonb *DynGetItemByKeyForPartiQL(struct DynTable *t, JsonbValue *keyjv, JsonbContainer *projreq,
+										bool consistent, JsonbContainer *r);
 
 /* update_item.c */
 extern Jsonb *DynUpdateItem(Jsonb *req);

@@ -399,27 +399,21 @@ DynItemsCheckKeyPaths(DynTable *t, DynExpr *e)
 /* ExecuteStatement (src/api/partiql.c): GetItem answers in its shape, "Items": [item] */
 static bool get_as_items = false;
 
-/* GetItem */
-Jsonb *
-DynGetItem(Jsonb *req)
+/*
+ * The read and the response of GetItem, once the request is checked: r holds
+ * ReturnConsumedCapacity (GetItem's request, or ExecuteStatement's).
+ */
+static Jsonb *
+get_item(DynTable *t, JsonbValue *keyjv, DynExpr *proj, bool consistent, JsonbContainer *r)
 {
-	JsonbContainer *r = &req->root;
 	JsonbParseState *st = NULL;
-	DynTable   *t;
 	DynKey		key;
 	DynStoredItem stored;
-	DynExpr    *proj;
 	bool		found;
-	bool		consistent;
 	DynCapacity cap;
 
-	RqValidate(req, get_item_fields);
-	proj = DynItemsParseProjection(r);
-	t = DynItemsGetTable(RqGetString(r, "TableName"));
-	DynItemsParseKey(t, RqGet(r, "Key"), &key);
+	DynItemsParseKey(t, keyjv, &key);
 	DynItemsCheckKeyPaths(t, proj);
-	consistent = RqGetBool(r, "ConsistentRead", false);
-
 	found = DynStorageGet(t, &key, false, &stored);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	if (get_as_items)
@@ -444,6 +438,48 @@ DynGetItem(Jsonb *req)
 	DynCapacityAddItemRead(&cap, found ? stored.size : 0, consistent);
 	DynCapacityPush(&st, &cap);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* GetItem */
+Jsonb *
+DynGetItem(Jsonb *req)
+{
+	JsonbContainer *r = &req->root;
+	DynExpr    *proj;
+	DynTable   *t;
+
+	RqValidate(req, get_item_fields);
+	proj = DynItemsParseProjection(r);
+	t = DynItemsGetTable(RqGetString(r, "TableName"));
+	return get_item(t, RqGet(r, "Key"), proj, RqGetBool(r, "ConsistentRead", false), r);
+}
+
+/*
+ * GetItem of a PartiQL SELECT by key whose plan ExecuteStatement kept
+ * (src/api/partiql.c): the table looked up by the caller (DynItemsGetTable,
+ * rights checked) as GetItem does, the projection parsed from projreq (the planned GetItem
+ * request), the key checked as GetItem checks it; no GetItem request is
+ * built or validated (its members come from the plan and from Parameters
+ * ExecuteStatement validated).  Answers {"Items": [item]}.
+ */
+Jsonb *
+DynGetItemByKeyForPartiQL(DynTable *t, JsonbValue *keyjv, JsonbContainer *projreq,
+						  bool consistent, JsonbContainer *r)
+{
+	Jsonb	   *volatile res = NULL;
+	DynExpr    *proj = DynItemsParseProjection(projreq);
+
+	get_as_items = true;
+	PG_TRY();
+	{
+		res = get_item(t, keyjv, proj, consistent, r);
+	}
+	PG_FINALLY();
+	{
+		get_as_items = false;
+	}
+	PG_END_TRY();
+	return res;
 }
 
 /*

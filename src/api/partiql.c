@@ -24,8 +24,10 @@
 
 #include "api/api.h"
 #include "api/capacity.h"
+#include "api/items.h"
 #include "api/query.h"
 #include "api/request.h"
+#include "catalog/catalog.h"
 #include "common/errors.h"
 #include "partiql/partiql.h"
 
@@ -505,6 +507,154 @@ member(Jsonb *res, const char *name)
 	return getKeyJsonValueFromContainer(&res->root, name, strlen(name), NULL);
 }
 
+/* ---------------------------------------------------------------- kept plans of SELECTs by key */
+
+/*
+ * The plans of SELECTs by full key (GetItem), kept per backend by statement
+ * text: the next use of the text only takes its key values (Parameters or
+ * the literals) and reads, without parsing, planning, or building and
+ * validating a GetItem request.  A plan is good while the catalog has not
+ * changed (DynCatalogGeneration); the table is still looked up (and its
+ * rights checked) on every use, and its key attributes compared with the
+ * plan's.  Only the plans of statements that planned as GetItem are kept.
+ */
+#define KEY_PLAN_CACHE_SIZE 64
+
+typedef struct KeyPlan
+{
+	MemoryContext cxt;			/* owns the entry; NULL: empty slot */
+	uint32		hash;
+	char	   *text;
+	int			len;
+	uint64		generation;		/* DynCatalogGeneration() when planned */
+	int			nparams;		/* the statement's `?` */
+	char	   *table;
+	int			nkeys;
+	char	   *key_names[2];
+	int			key_params[2];	/* the `?` of each key value (1, 2, ...); 0: a literal */
+	Jsonb	   *request;		/* the planned GetItem request: Key literals, projection */
+} KeyPlan;
+
+static KeyPlan key_plans[KEY_PLAN_CACHE_SIZE];
+static int	key_plans_next = 0;
+
+/* The kept plan of a statement text, or NULL. */
+static KeyPlan *
+key_plan_lookup(const char *text, int len, uint32 hash)
+{
+	int			i;
+
+	for (i = 0; i < KEY_PLAN_CACHE_SIZE; i++)
+	{
+		KeyPlan    *kp = &key_plans[i];
+
+		if (kp->cxt && kp->hash == hash && kp->len == len && memcmp(kp->text, text, len) == 0)
+			return kp;
+	}
+	return NULL;
+}
+
+/* Keep the plan of a SELECT by key (plan->op is PQ_OP_GET). */
+static void
+key_plan_store(const char *text, int len, uint32 hash, PqPlan *plan)
+{
+	KeyPlan    *kp = key_plan_lookup(text, len, hash);
+	MemoryContext cxt;
+	MemoryContext old;
+	char	   *json = psprintf("{%s}", plan->bodies[0]);
+	int			i;
+
+	if (kp == NULL)
+	{
+		kp = &key_plans[key_plans_next];
+		key_plans_next = (key_plans_next + 1) % KEY_PLAN_CACHE_SIZE;
+	}
+	if (kp->cxt)
+		MemoryContextDelete(kp->cxt);
+	memset(kp, 0, sizeof(*kp));
+	cxt = AllocSetContextCreate(TopMemoryContext, "dynindex PartiQL key plan", ALLOCSET_SMALL_SIZES);
+	old = MemoryContextSwitchTo(cxt);
+	kp->hash = hash;
+	kp->text = pnstrdup(text, len);
+	kp->len = len;
+	kp->generation = DynCatalogGeneration();
+	kp->nparams = plan->stmt->nparams;
+	kp->table = pstrdup(plan->table);
+	kp->nkeys = plan->nkeys;
+	for (i = 0; i < plan->nkeys; i++)
+	{
+		kp->key_names[i] = pstrdup(plan->key_names[i]);
+		kp->key_params[i] = plan->key_values[i]->param;
+	}
+	kp->request = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	MemoryContextSwitchTo(old);
+	kp->cxt = cxt;
+}
+
+/* Push a string as a key. */
+static void
+push_key_name(JsonbParseState **st, const char *name)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) name;
+	k.val.string.len = strlen(name);
+	pushJsonbValue(st, WJB_KEY, &k);
+}
+
+/*
+ * Run a kept plan with this request's Parameters; NULL when it cannot be
+ * used (the catalog changed, or a Parameter is no object): the caller plans.
+ */
+static Jsonb *
+run_key_plan(KeyPlan *kp, JsonbContainer *r, bool consistent)
+{
+	JsonbValue *pv = RqGet(r, "Parameters");
+	JsonbValue *params = NULL;
+	int			nparams = 0;
+	JsonbValue *keymap;
+	JsonbParseState *st = NULL;
+	JsonbValue	keyjv;
+	Jsonb	   *key;
+	DynTable   *t;
+	int			i;
+
+	if (kp->generation != DynCatalogGeneration())
+		return NULL;
+	if (pv)
+		params = RqArrayElems(pv, &nparams);
+	if (kp->nparams > nparams)
+		DynValidationError("Number of parameters in request and statement don't match.");
+	t = DynItemsGetTable(kp->table);	/* as GetItem: rights, ResourceNotFoundException */
+	if (kp->nkeys != (t->has_range ? 2 : 1) || strcmp(kp->key_names[0], t->hash.name) != 0 ||
+		(t->has_range && strcmp(kp->key_names[1], t->range.name) != 0))
+		return NULL;
+	keymap = getKeyJsonValueFromContainer(&kp->request->root, "Key", 3, NULL);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < kp->nkeys; i++)
+	{
+		JsonbValue *v;
+
+		if (kp->key_params[i] > 0)
+		{
+			v = &params[kp->key_params[i] - 1];
+			if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+				return NULL;
+		}
+		else
+			v = getKeyJsonValueFromContainer(keymap->val.binary.data, kp->key_names[i],
+											 strlen(kp->key_names[i]), NULL);
+		push_key_name(&st, kp->key_names[i]);
+		pushJsonbValue(&st, WJB_VALUE, v);
+	}
+	key = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	keyjv.type = jbvBinary;
+	keyjv.val.binary.data = &key->root;
+	keyjv.val.binary.len = VARSIZE(key) - VARHDRSZ;
+	return DynGetItemByKeyForPartiQL(t, &keyjv, &kp->request->root, consistent, r);
+}
+
 /* ExecuteStatement */
 Jsonb *
 DynExecuteStatement(Jsonb *req)
@@ -519,9 +669,21 @@ DynExecuteStatement(Jsonb *req)
 	JsonbValue *lek = NULL;
 	JsonbParseState *st = NULL;
 	ListCell   *lc;
+	JsonbValue *stmt;
+	uint32		text_hash;
 
 	RqValidate(req, execute_fields);
 	consistent = RqGetBool(r, "ConsistentRead", false);
+	stmt = RqGet(r, "Statement");
+	text_hash = hash_bytes((const unsigned char *) stmt->val.string.val, stmt->val.string.len);
+	if (RqGet(r, "NextToken") == NULL)
+	{
+		KeyPlan    *kp = key_plan_lookup(stmt->val.string.val, stmt->val.string.len, text_hash);
+		Jsonb	   *res = kp ? run_key_plan(kp, r, consistent) : NULL;
+
+		if (res)
+			return res;
+	}
 	rcc = RqGetString(r, "ReturnConsumedCapacity");
 	plan = plan_statement(root_value(req), PQ_CTX_STATEMENT, consistent);
 
@@ -540,7 +702,12 @@ DynExecuteStatement(Jsonb *req)
 		if (token)
 			decode_token(token, h, plan->nbodies, &q, &esk);
 		if (plan->op == PQ_OP_GET)
-			return run(DynGetItemForPartiQL, read_request(plan, 0, consistent, rcc, 0, NULL));
+		{
+			Jsonb	   *res = run(DynGetItemForPartiQL, read_request(plan, 0, consistent, rcc, 0, NULL));
+
+			key_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
+			return res;
+		}
 		if (plan->nbodies == 1)
 		{
 			/* one Query or Scan: its page is the answer */

@@ -569,6 +569,7 @@ bind_param(Parser *p)
 		return make_value(NULL, NULL);	/* counted; reported after parsing */
 	}
 	n = make_value(pstrdup(p->params[p->nbound].json), p->params[p->nbound].type);
+	n->param = p->nbound + 1;
 	if (p->bound)
 		p->bound[p->nbound] = n;
 	p->nbound++;

@@ -64,6 +64,7 @@ struct PqNode
 	/* PQ_VALUE */
 	char	   *json;			/* typed JSON text */
 	const char *vtype;			/* "S", "N", "B", "BOOL", "NULL", "M", "L", "SS", ... */
+	int			param;			/* a `?`: its number (1, 2, ...); 0: a literal */
 	/* PQ_PATH */
 	int			npath;
 	PqPathElem *path;
@@ -167,6 +168,10 @@ typedef struct PqPlan
 	int			nbodies;
 	char	  **bodies;
 	const char *return_values;	/* UpdateItem/DeleteItem ReturnValues, or NULL */
+	/* PQ_OP_GET: the key attributes and the value nodes they are equal to */
+	int			nkeys;
+	const char *key_names[2];
+	PqNode	   *key_values[2];
 } PqPlan;
 
 /* Plan a parsed statement against the catalog; raises DynamoDB's errors. */

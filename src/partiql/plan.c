@@ -883,14 +883,19 @@ plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
 		initStringInfo(&e);
 		if (plan->op == PQ_OP_GET)
 		{
+			plan->nkeys = 1 + k.nrange;
+			plan->key_names[0] = k.hash[0].name;
+			plan->key_values[0] = linitial(hash_vals[0]);
 			appendStringInfoString(body, ",\"Key\":{");
 			escape_json(body, k.hash[0].name);
-			appendStringInfo(body, ":%s", ((PqNode *) linitial(hash_vals[0]))->json);
+			appendStringInfo(body, ":%s", plan->key_values[0]->json);
 			if (k.nrange == 1)
 			{
+				plan->key_names[1] = k.range[0].name;
+				plan->key_values[1] = eq_value(linitial(range_conj), k.range[0].name);
 				appendStringInfoChar(body, ',');
 				escape_json(body, k.range[0].name);
-				appendStringInfo(body, ":%s", eq_value(linitial(range_conj), k.range[0].name)->json);
+				appendStringInfo(body, ":%s", plan->key_values[1]->json);
 			}
 			appendStringInfoChar(body, '}');
 			if (render_projection(&r, &e, st))
