@@ -30,6 +30,7 @@
 #include "catalog/catalog.h"
 #include "common/errors.h"
 #include "partiql/partiql.h"
+#include "security/security.h"
 
 #define MAX_STATEMENT_LENGTH 8192
 #define MAX_BATCH_STATEMENTS 25
@@ -507,46 +508,55 @@ member(Jsonb *res, const char *name)
 	return getKeyJsonValueFromContainer(&res->root, name, strlen(name), NULL);
 }
 
-/* ---------------------------------------------------------------- kept plans of SELECTs by key */
+/* ---------------------------------------------------------------- kept plans of SELECTs */
 
 /*
- * The plans of SELECTs by full key (GetItem), kept per backend by statement
- * text: the next use of the text only takes its key values (Parameters or
- * the literals) and reads, without parsing, planning, or building and
- * validating a GetItem request.  A plan is good while the catalog has not
+ * The plans of SELECTs, kept per backend by statement text: a SELECT by full
+ * key (GetItem), and a SELECT that is one Query or Scan whose `?` are all
+ * whole values of its request (PqPlan.reusable).  The next use of the text
+ * takes only its Parameters (and the literals): no parsing or planning, and
+ * for a SELECT by key no GetItem request built and validated either (the key
+ * is checked as GetItem checks it).  A plan is good while the catalog has not
  * changed (DynCatalogGeneration); the table is still looked up (and its
- * rights checked) on every use, and its key attributes compared with the
- * plan's.  Only the plans of statements that planned as GetItem are kept.
+ * rights checked) on every use.  A use with NextToken, or that the plan
+ * cannot answer the same way (ConsistentRead on an index, a Parameter that
+ * is no object), is planned as a first use is.
  */
-#define KEY_PLAN_CACHE_SIZE 64
+#define KEPT_PLANS 64
 
-typedef struct KeyPlan
+typedef struct KeptPlan
 {
 	MemoryContext cxt;			/* owns the entry; NULL: empty slot */
 	uint32		hash;
 	char	   *text;
 	int			len;
 	uint64		generation;		/* DynCatalogGeneration() when planned */
+	PqOp		op;				/* PQ_OP_GET, PQ_OP_QUERY or PQ_OP_SCAN */
 	int			nparams;		/* the statement's `?` */
 	char	   *table;
+	bool		on_index;
+	Jsonb	   *request;		/* the planned request (first use's values) */
+	/* PQ_OP_GET */
 	int			nkeys;
 	char	   *key_names[2];
 	int			key_params[2];	/* the `?` of each key value (1, 2, ...); 0: a literal */
-	Jsonb	   *request;		/* the planned GetItem request: Key literals, projection */
-} KeyPlan;
+	/* PQ_OP_QUERY, PQ_OP_SCAN */
+	int			nvalues;
+	int		   *value_params;	/* the `?` of :vK, 0: a literal */
+} KeptPlan;
 
-static KeyPlan key_plans[KEY_PLAN_CACHE_SIZE];
-static int	key_plans_next = 0;
+static KeptPlan kept_plans[KEPT_PLANS];
+static int	kept_plans_next = 0;
 
 /* The kept plan of a statement text, or NULL. */
-static KeyPlan *
-key_plan_lookup(const char *text, int len, uint32 hash)
+static KeptPlan *
+kept_plan_lookup(const char *text, int len, uint32 hash)
 {
 	int			i;
 
-	for (i = 0; i < KEY_PLAN_CACHE_SIZE; i++)
+	for (i = 0; i < KEPT_PLANS; i++)
 	{
-		KeyPlan    *kp = &key_plans[i];
+		KeptPlan   *kp = &kept_plans[i];
 
 		if (kp->cxt && kp->hash == hash && kp->len == len && memcmp(kp->text, text, len) == 0)
 			return kp;
@@ -554,83 +564,89 @@ key_plan_lookup(const char *text, int len, uint32 hash)
 	return NULL;
 }
 
-/* Keep the plan of a SELECT by key (plan->op is PQ_OP_GET). */
+/* Keep the plan of a SELECT by key or of a reusable one-body Query or Scan. */
 static void
-key_plan_store(const char *text, int len, uint32 hash, PqPlan *plan)
+kept_plan_store(const char *text, int len, uint32 hash, PqPlan *plan)
 {
-	KeyPlan    *kp = key_plan_lookup(text, len, hash);
+	KeptPlan   *kp;
 	MemoryContext cxt;
 	MemoryContext old;
-	char	   *json = psprintf("{%s}", plan->bodies[0]);
+	char	   *json;
 	int			i;
 
+	if (plan->op != PQ_OP_GET && !(plan->nbodies == 1 && plan->reusable))
+		return;
+	kp = kept_plan_lookup(text, len, hash);
 	if (kp == NULL)
 	{
-		kp = &key_plans[key_plans_next];
-		key_plans_next = (key_plans_next + 1) % KEY_PLAN_CACHE_SIZE;
+		kp = &kept_plans[kept_plans_next];
+		kept_plans_next = (kept_plans_next + 1) % KEPT_PLANS;
 	}
 	if (kp->cxt)
 		MemoryContextDelete(kp->cxt);
 	memset(kp, 0, sizeof(*kp));
-	cxt = AllocSetContextCreate(TopMemoryContext, "dynindex PartiQL key plan", ALLOCSET_SMALL_SIZES);
+	json = psprintf("{%s}", plan->bodies[0]);
+	cxt = AllocSetContextCreate(TopMemoryContext, "dynindex PartiQL kept plan", ALLOCSET_SMALL_SIZES);
 	old = MemoryContextSwitchTo(cxt);
 	kp->hash = hash;
 	kp->text = pnstrdup(text, len);
 	kp->len = len;
 	kp->generation = DynCatalogGeneration();
+	kp->op = plan->op;
 	kp->nparams = plan->stmt->nparams;
 	kp->table = pstrdup(plan->table);
+	kp->on_index = plan->stmt->index != NULL;
 	kp->nkeys = plan->nkeys;
 	for (i = 0; i < plan->nkeys; i++)
 	{
 		kp->key_names[i] = pstrdup(plan->key_names[i]);
 		kp->key_params[i] = plan->key_values[i]->param;
 	}
+	kp->nvalues = plan->nvalues;
+	kp->value_params = palloc0(sizeof(int) * (plan->nvalues + 1));
+	for (i = 0; i < plan->nvalues; i++)
+		kp->value_params[i] = plan->value_params[i];
 	kp->request = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
 	MemoryContextSwitchTo(old);
 	kp->cxt = cxt;
 }
 
-/* Push a string as a key. */
+/* Push a string as a key (or value: tok). */
 static void
-push_key_name(JsonbParseState **st, const char *name)
+push_string(JsonbParseState **st, JsonbIteratorToken tok, const char *s)
 {
 	JsonbValue	k;
 
 	k.type = jbvString;
-	k.val.string.val = (char *) name;
-	k.val.string.len = strlen(name);
-	pushJsonbValue(st, WJB_KEY, &k);
+	k.val.string.val = (char *) s;
+	k.val.string.len = strlen(s);
+	pushJsonbValue(st, tok, &k);
 }
 
-/*
- * Run a kept plan with this request's Parameters; NULL when it cannot be
- * used (the catalog changed, or a Parameter is no object): the caller plans.
- */
-static Jsonb *
-run_key_plan(KeyPlan *kp, JsonbContainer *r, bool consistent)
+/* Parameter number p (1, 2, ...) if it is an object, else NULL. */
+static JsonbValue *
+object_param(JsonbValue *params, int p)
 {
-	JsonbValue *pv = RqGet(r, "Parameters");
-	JsonbValue *params = NULL;
-	int			nparams = 0;
-	JsonbValue *keymap;
+	JsonbValue *v = &params[p - 1];
+
+	return v->type == jbvBinary && JsonContainerIsObject(v->val.binary.data) ? v : NULL;
+}
+
+/* A SELECT by key from its kept plan; NULL when the plan cannot answer. */
+static Jsonb *
+run_kept_get(KeptPlan *kp, JsonbContainer *r, JsonbValue *params, bool consistent)
+{
+	JsonbValue *keymap = getKeyJsonValueFromContainer(&kp->request->root, "Key", 3, NULL);
 	JsonbParseState *st = NULL;
 	JsonbValue	keyjv;
 	Jsonb	   *key;
 	DynTable   *t;
 	int			i;
 
-	if (kp->generation != DynCatalogGeneration())
-		return NULL;
-	if (pv)
-		params = RqArrayElems(pv, &nparams);
-	if (kp->nparams > nparams)
-		DynValidationError("Number of parameters in request and statement don't match.");
 	t = DynItemsGetTable(kp->table);	/* as GetItem: rights, ResourceNotFoundException */
 	if (kp->nkeys != (t->has_range ? 2 : 1) || strcmp(kp->key_names[0], t->hash.name) != 0 ||
 		(t->has_range && strcmp(kp->key_names[1], t->range.name) != 0))
 		return NULL;
-	keymap = getKeyJsonValueFromContainer(&kp->request->root, "Key", 3, NULL);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	for (i = 0; i < kp->nkeys; i++)
 	{
@@ -638,14 +654,13 @@ run_key_plan(KeyPlan *kp, JsonbContainer *r, bool consistent)
 
 		if (kp->key_params[i] > 0)
 		{
-			v = &params[kp->key_params[i] - 1];
-			if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+			if ((v = object_param(params, kp->key_params[i])) == NULL)
 				return NULL;
 		}
 		else
 			v = getKeyJsonValueFromContainer(keymap->val.binary.data, kp->key_names[i],
 											 strlen(kp->key_names[i]), NULL);
-		push_key_name(&st, kp->key_names[i]);
+		push_string(&st, WJB_KEY, kp->key_names[i]);
 		pushJsonbValue(&st, WJB_VALUE, v);
 	}
 	key = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
@@ -653,6 +668,107 @@ run_key_plan(KeyPlan *kp, JsonbContainer *r, bool consistent)
 	keyjv.val.binary.data = &key->root;
 	keyjv.val.binary.len = VARSIZE(key) - VARHDRSZ;
 	return DynGetItemByKeyForPartiQL(t, &keyjv, &kp->request->root, consistent, r);
+}
+
+/* A one-body Query or Scan from its kept plan: the request with this use's values. */
+static Jsonb *
+run_kept_read(KeptPlan *kp, JsonbContainer *r, JsonbValue *params, bool consistent)
+{
+	JsonbParseState *st = NULL;
+	JsonbIterator *it = JsonbIteratorInit(&kp->request->root);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	const char *rcc = RqGetString(r, "ReturnConsumedCapacity");
+	int64		limit = RqGetInt(r, "Limit", 0);
+	TokenArg	ta = {r, 0};
+	DynPartiQLRead pr = {.push_token = push_next_token,.arg = &ta};
+	JsonbValue *res = NULL;
+	int			i;
+
+	if (consistent && kp->on_index)
+		return NULL;			/* the planner's message for a GSI */
+	for (i = 0; i < kp->nvalues; i++)
+		if (kp->value_params[i] > 0 && object_param(params, kp->value_params[i]) == NULL)
+			return NULL;
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok == WJB_KEY && v.val.string.len == strlen("ExpressionAttributeValues") &&
+			memcmp(v.val.string.val, "ExpressionAttributeValues", v.val.string.len) == 0)
+		{
+			JsonbIterator *vit;
+			JsonbValue	vv;
+
+			pushJsonbValue(&st, WJB_KEY, &v);
+			tok = JsonbIteratorNext(&it, &v, true);
+			vit = JsonbIteratorInit(v.val.binary.data);
+			while ((tok = JsonbIteratorNext(&vit, &vv, true)) != WJB_DONE)
+			{
+				if (tok == WJB_KEY)
+				{
+					/* ":vK": this use's parameter, or the literal */
+					int			k = atoi(pnstrdup(vv.val.string.val + 2, vv.val.string.len - 2));
+
+					pushJsonbValue(&st, WJB_KEY, &vv);
+					JsonbIteratorNext(&vit, &vv, true);
+					if (k >= 0 && k < kp->nvalues && kp->value_params[k] > 0)
+						pushJsonbValue(&st, WJB_VALUE, &params[kp->value_params[k] - 1]);
+					else
+						pushJsonbValue(&st, WJB_VALUE, &vv);
+					continue;
+				}
+				pushJsonbValue(&st, tok, NULL);
+			}
+			continue;
+		}
+		res = pushJsonbValue(&st, tok, tok == WJB_BEGIN_OBJECT || tok == WJB_END_OBJECT ? NULL : &v);
+		if (tok == WJB_BEGIN_OBJECT)
+		{
+			JsonbValue	b;
+
+			/* this use's members (the object's keys are sorted when it ends) */
+			if (consistent)
+			{
+				push_string(&st, WJB_KEY, "ConsistentRead");
+				b.type = jbvBool;
+				b.val.boolean = true;
+				pushJsonbValue(&st, WJB_VALUE, &b);
+			}
+			if (rcc)
+			{
+				push_string(&st, WJB_KEY, "ReturnConsumedCapacity");
+				push_string(&st, WJB_VALUE, rcc);
+			}
+			if (limit > 0)
+			{
+				push_string(&st, WJB_KEY, "Limit");
+				b.type = jbvNumeric;
+				b.val.numeric = int64_to_numeric(limit);
+				pushJsonbValue(&st, WJB_VALUE, &b);
+			}
+		}
+	}
+	return DynReadForPartiQL(JsonbValueToJsonb(res), kp->op == PQ_OP_QUERY, &pr);
+}
+
+/* Answer from a kept plan; NULL when it cannot (the caller plans). */
+static Jsonb *
+run_kept(KeptPlan *kp, JsonbContainer *r, bool consistent)
+{
+	JsonbValue *pv = RqGet(r, "Parameters");
+	JsonbValue *params = NULL;
+	int			nparams = 0;
+
+	if (kp->generation != DynCatalogGeneration())
+		return NULL;
+	if (pv)
+		params = RqArrayElems(pv, &nparams);
+	if (kp->nparams > nparams)
+		DynValidationError("Number of parameters in request and statement don't match.");
+	/* the statement's IAM action, as the planner names it (src/partiql/plan.c) */
+	DynSecuritySetOperation("PartiQLSelect");
+	if (kp->op == PQ_OP_GET)
+		return run_kept_get(kp, r, params, consistent);
+	return run_kept_read(kp, r, params, consistent);
 }
 
 /* ExecuteStatement */
@@ -678,8 +794,8 @@ DynExecuteStatement(Jsonb *req)
 	text_hash = hash_bytes((const unsigned char *) stmt->val.string.val, stmt->val.string.len);
 	if (RqGet(r, "NextToken") == NULL)
 	{
-		KeyPlan    *kp = key_plan_lookup(stmt->val.string.val, stmt->val.string.len, text_hash);
-		Jsonb	   *res = kp ? run_key_plan(kp, r, consistent) : NULL;
+		KeptPlan   *kp = kept_plan_lookup(stmt->val.string.val, stmt->val.string.len, text_hash);
+		Jsonb	   *res = kp ? run_kept(kp, r, consistent) : NULL;
 
 		if (res)
 			return res;
@@ -705,7 +821,7 @@ DynExecuteStatement(Jsonb *req)
 		{
 			Jsonb	   *res = run(DynGetItemForPartiQL, read_request(plan, 0, consistent, rcc, 0, NULL));
 
-			key_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
+			kept_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
 			return res;
 		}
 		if (plan->nbodies == 1)
@@ -713,8 +829,11 @@ DynExecuteStatement(Jsonb *req)
 			/* one Query or Scan: its page is the answer */
 			TokenArg	ta = {r, 0};
 			DynPartiQLRead pr = {.push_token = push_next_token,.arg = &ta};
+			Jsonb	   *res = run_read(plan, read_request(plan, 0, consistent, rcc, limit, esk), &pr);
 
-			return run_read(plan, read_request(plan, 0, consistent, rcc, limit, esk), &pr);
+			if (token == NULL)
+				kept_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
+			return res;
 		}
 		/* several Queries: a page of at most IN_PAGE_ITEMS items, 1 MB and Limit in all */
 		for (; q < plan->nbodies; q++)

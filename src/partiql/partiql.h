@@ -172,6 +172,10 @@ typedef struct PqPlan
 	int			nkeys;
 	const char *key_names[2];
 	PqNode	   *key_values[2];
+	/* a one-body Query or Scan: the `?` of each :v value, and whether that is all */
+	bool		reusable;
+	int			nvalues;
+	int		   *value_params;
 } PqPlan;
 
 /* Plan a parsed statement against the catalog; raises DynamoDB's errors. */

@@ -34,6 +34,7 @@ typedef struct Render
 {
 	List	   *names;			/* distinct attribute names: #n0, #n1, ... */
 	List	   *values;			/* typed JSON texts: :v0, :v1, ... */
+	List	   *sources;		/* int list: the `?` each value is (1, 2, ...), 0: not one */
 } Render;
 
 /* A key schema to plan against (the table's or the index's). */
@@ -204,6 +205,7 @@ render_value(Render *r, StringInfo buf, PqNode *n)
 {
 	appendStringInfo(buf, ":v%d", list_length(r->values));
 	r->values = lappend(r->values, constant_text(n));
+	r->sources = lappend_int(r->sources, n->kind == PQ_VALUE ? n->param : 0);
 }
 
 /* An operand of a comparison or function: path, constant or size(path). */
@@ -393,6 +395,7 @@ render_cond(Render *r, StringInfo buf, PqNode *n)
 				render_path(r, buf, arg);
 				appendStringInfo(buf, ", :v%d)", list_length(r->values));
 				r->values = lappend(r->values, psprintf("{\"S\":\"%s\"}", code));
+				r->sources = lappend_int(r->sources, 0);
 				return;
 			}
 		case PQ_FUNC:
@@ -712,6 +715,36 @@ cmp_values(const ListCell *a, const ListCell *b)
 	return DynScalarCompare(vx, vy);
 }
 
+/*
+ * A one-body Query or Scan can be kept and run again with other Parameters
+ * when every `?` of the statement is a whole :v value of its request
+ * (value_params[k] is the `?` of :vk): then nothing but those values depends
+ * on the Parameters.  A `?` inside a list, map or set literal is not.
+ */
+static void
+note_value_params(PqPlan *plan, Render *r)
+{
+	int			nparams = plan->stmt->nparams;
+	bool	   *seen = palloc0(sizeof(bool) * (nparams + 1));
+	ListCell   *lc;
+	int			i = 0;
+
+	plan->nvalues = list_length(r->sources);
+	plan->value_params = palloc0(sizeof(int) * (plan->nvalues + 1));
+	foreach(lc, r->sources)
+	{
+		int			p = lfirst_int(lc);
+
+		plan->value_params[i++] = p;
+		if (p > 0 && p <= nparams)
+			seen[p] = true;
+	}
+	plan->reusable = true;
+	for (i = 1; i <= nparams; i++)
+		if (!seen[i])
+			plan->reusable = false;
+}
+
 /* Plan a SELECT (or the read of an EXISTS). */
 static void
 plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
@@ -953,6 +986,8 @@ plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
 			append_member(body, "ProjectionExpression", e.data);
 		append_names_values(body, &r);
 		plan->bodies[i] = body->data;
+		if (plan->nbodies == 1)
+			note_value_params(plan, &r);
 	}
 }
 
