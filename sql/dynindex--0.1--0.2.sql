@@ -564,6 +564,14 @@ COMMENT ON VIEW dynindex.table_metrics IS
 -- == fidelity ==
 
 -- == scaling ==
+-- The top-level transaction that queued each GSI change.  The GSI worker waits
+-- for it to finish committing before it reads the item; on a Citus cluster
+-- that includes the writer's prepared transactions on the workers, which it
+-- finds in pg_dist_transaction by this id (src/indexes/gsi_apply.c).  Unlike
+-- the row's xmin it survives a requeue and names the top-level transaction
+-- when the change was queued in a subtransaction.
+ALTER TABLE dynindex.gsi_changes ADD COLUMN writer xid NOT NULL DEFAULT pg_catalog.pg_current_xact_id()::xid;
+
 CREATE FUNCTION dynindex.distribute_table(table_name text)
 RETURNS int
 AS 'MODULE_PATHNAME', 'dynindex_distribute_table'

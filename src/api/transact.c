@@ -37,6 +37,7 @@
 #include "common/errors.h"
 #include "indexes/indexes.h"
 #include "security/security.h"
+#include "storage/storage.h"
 
 #define MAX_TRANSACT_ITEMS 100
 #define MAX_TRANSACT_PAYLOAD (4 * 1024 * 1024)
@@ -532,6 +533,8 @@ check_token(Jsonb *req, const char *token)
 	if (mismatch)
 		DynError(DYN_ERR_IDEMPOTENT_PARAMETER_MISMATCH,
 				 "Request has the same client token as a previous request, but is not the same request");
+	if (!done)
+		DynStorageCommitWithLocal();	/* on Citus: the token commits with the items */
 	return done;
 }
 

@@ -140,7 +140,7 @@ typedef struct Change
 	int64		table_num;
 	bytea	   *pk;
 	bytea	   *sk;
-	TransactionId xmin;			/* the writing transaction */
+	TransactionId writer;		/* the writing (top-level) transaction */
 	TimestampTz enqueued_at;	/* metrics: replication latency */
 } Change;
 
@@ -162,7 +162,7 @@ wait_for_writers(const Change *changes, int n)
 
 	for (int i = 0; i < n; i++)
 	{
-		TransactionId xid = changes[i].xmin;
+		TransactionId xid = changes[i].writer;
 
 		if (xid == last || !TransactionIdIsNormal(xid))
 			continue;
@@ -170,6 +170,25 @@ wait_for_writers(const Change *changes, int n)
 		/* not "if in progress": the writer has left the proc array already */
 		XactLockTableWait(xid, NULL, NULL, XLTW_None);
 	}
+}
+
+/*
+ * On a Citus cluster, have the writers' prepared transactions been
+ * committed on every worker?  A worker that failed after PREPARE keeps its
+ * part of a committed write invisible until Citus's recovery commits it
+ * (DynStorageWritersCommitted runs that recovery): until then reading the
+ * item would apply its old state and lose the change for good.
+ */
+static bool
+writers_committed(const Change *changes, int n)
+{
+	TransactionId *xids = palloc(sizeof(TransactionId) * Max(n, 1));
+	int			m = 0;
+
+	for (int i = 0; i < n; i++)
+		if (m == 0 || xids[m - 1] != changes[i].writer)
+			xids[m++] = changes[i].writer;
+	return DynStorageWritersCommitted(xids, m);
 }
 
 /*
@@ -304,7 +323,7 @@ DynGsiApplyBatch(int limit)
 
 	if (SPI_execute_plan(kept_plan(&claim_plan,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
-								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, xmin, enqueued_at", 1, types),
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, writer, enqueued_at", 1, types),
 						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not claim GSI changes");
 	n = (int) SPI_processed;
@@ -318,10 +337,19 @@ DynGsiApplyBatch(int limit)
 		changes[i].table_num = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
 		changes[i].pk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 2, &isnull));
 		changes[i].sk = DatumGetByteaPCopy(SPI_getbinval(tup, desc, 3, &isnull));
-		changes[i].xmin = DatumGetTransactionId(SPI_getbinval(tup, desc, 4, &isnull));
+		changes[i].writer = DatumGetTransactionId(SPI_getbinval(tup, desc, 4, &isnull));
 		changes[i].enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 5, &isnull));
 	}
 	wait_for_writers(changes, n);
+	if (!writers_committed(changes, n))
+	{
+		/* a worker is unreachable: keep the changes queued, retry later */
+		DynStorageWritesEnd();
+		SPI_finish();
+		PopActiveSnapshot();
+		AbortCurrentTransaction();
+		return -1;
+	}
 	qsort(changes, n, sizeof(Change), change_cmp);
 
 	/*

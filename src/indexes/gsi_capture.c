@@ -25,6 +25,7 @@
 
 #include "indexes/indexes.h"
 #include "security/security.h"
+#include "storage/storage.h"
 #include "worker/worker.h"
 
 static SPIPlanPtr capture_plan = NULL;
@@ -72,6 +73,7 @@ DynGsiCapture(DynTable *t, const DynKey *key)
 	if (SPI_execute_plan(capture_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record a GSI change");
 	DynSecurityEndInternal(&sec);
+	DynStorageCommitWithLocal();	/* on Citus: the record commits with the item */
 	wake_at_commit = true;
 }
 

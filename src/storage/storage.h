@@ -70,6 +70,8 @@ extern bool dynindex_distributed;	/* GUC: distribute new tables over the Citus c
 extern bool DynStorageDistributing(void);
 extern bool DynStorageIsDistributed(const char *relation);
 extern void DynStorageDistribute(const char *relation, const char *column, const char *colocate_with);
+extern void DynStorageCommitWithLocal(void);
+extern bool DynStorageWritersCommitted(const TransactionId *xids, int n);
 
 /* Item count and total size (exact). */
 extern void DynStorageStats(const char *storage, int64 *count, int64 *bytes);

@@ -18,6 +18,7 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
+#include "storage/storage.h"
 #include "streams/streams.h"
 #include "security/security.h"
 
@@ -133,4 +134,5 @@ DynStreamCapture(DynTable *t, const DynStreamInfo *s, const DynStreamChange *c)
 	if (SPI_execute_plan(get_insert_plan(), args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write a stream record");
 	DynSecurityEndInternal(&sec);
+	DynStorageCommitWithLocal();	/* on Citus: the record commits with the item */
 }

@@ -453,6 +453,7 @@ dynindex_worker_main(Datum arg)
 	volatile int isolate = 0;	/* apply this many changes one at a time */
 	volatile int failures = 0;	/* > 0: wait before the next round */
 	volatile int backfill_failures = 0; /* consecutive failed backfill steps */
+	volatile int blocked_rounds = 0;	/* consecutive rounds whose batch waited for Citus */
 	volatile int64 cycle_start = 0; /* new id of the first change requeued, or 0 */
 	volatile bool in_batch = false;
 	TimestampTz next_ttl;		/* when the next Time to Live round is due */
@@ -531,6 +532,11 @@ dynindex_worker_main(Datum arg)
 			in_batch = false;
 			more = DynGsiBackfillStep();
 			failures = backfill_failures = 0;
+			/* a writer's prepared transaction waits on an unreachable Citus worker: back off */
+			if (n < 0)
+				failures = ++blocked_rounds;
+			else
+				blocked_rounds = 0;
 		}
 		PG_CATCH();
 		{
@@ -617,7 +623,7 @@ dynindex_worker_main(Datum arg)
 		}
 		if (failures > 0)
 		{
-			/* back off: 20 ms doubling per consecutive failed backfill step, at most the naptime */
+			/* back off: 20 ms doubling per consecutive failed (or blocked) round, at most the naptime */
 			(void) WaitLatch(MyLatch, WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 							 Min((long) dynindex_worker_naptime_ms, 10L << Min(failures, 16)), PG_WAIT_EXTENSION);
 			continue;

@@ -41,7 +41,8 @@ extern int	dynindex_backfill_chunk_size;
 extern int	dynindex_ttl_interval_s;
 
 /* ---- src/indexes/gsi_apply.c (run by the worker) ---- */
-/* Apply one batch of queued changes; returns how many were applied. */
+/* Apply one batch of queued changes; returns how many were applied, -1 if their writers
+ * have not finished committing on every Citus worker (retry later). */
 extern int	DynGsiApplyBatch(int limit);
 /* Move the oldest queued change to the end of the queue (after it failed alone). */
 extern int64 DynGsiRequeueOldest(int64 *old_id);

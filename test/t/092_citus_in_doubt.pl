@@ -1,0 +1,138 @@
+# A Citus write whose worker fails between PREPARE and COMMIT PREPARED: the
+# coordinator's transaction (with the GSI change and the 2PC record) has
+# committed, the worker's part is a prepared transaction that only Citus's
+# recovery will commit.  The GSI worker must not read the item before that:
+# it would apply the item's old state, and the index would keep an entry the
+# table no longer has.  The moment is made deterministic by preparing the
+# worker's part by hand (as Citus does, with a Citus gid and its record in
+# pg_dist_transaction); Citus's own periodic recovery is off, so only the GSI
+# worker can commit it.  Also shows that a write recording a GSI change or a
+# stream record commits with two-phase commit, and one recording nothing on
+# the coordinator does not.  Skipped when Citus is not installed.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+my $pkglibdir = `pg_config --pkglibdir`;
+chomp $pkglibdir;
+plan skip_all => "Citus is not installed in $pkglibdir (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
+  unless -f "$pkglibdir/citus.so";
+
+my @nodes;
+for my $name ('coordinator', 'worker')
+{
+	my $n = PostgreSQL::Test::Cluster->new($name);
+	$n->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+	$n->append_conf('postgresql.conf', slurp_file('test/dynindex.conf'))
+	  if -f 'test/dynindex.conf';
+	$n->append_conf('postgresql.conf', join("\n",
+		"shared_preload_libraries = 'citus,dynindex'",
+		"listen_addresses = '127.0.0.1'",
+		"max_prepared_transactions = 20",
+		"citus.shard_count = 2",
+		"citus.recover_2pc_interval = -1",    # no periodic recovery: only the GSI worker's
+		"dynindex.distributed = on", ""));
+	$n->start;
+	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
+	push @nodes, $n;
+}
+my ($coord, $w) = @nodes;
+$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ")");
+$coord->safe_psql('postgres', "SELECT citus_add_node('127.0.0.1', " . $w->port . ")");
+$coord->safe_psql('postgres', 'CREATE EXTENSION dynindex');
+
+sub api
+{
+	my ($op, $json) = @_;
+	return $coord->safe_psql('postgres', "SELECT dynindex.api('$op', '$json')");
+}
+api('CreateTable', '{"TableName":"Orders","BillingMode":"PAY_PER_REQUEST",
+  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],
+  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"st","AttributeType":"S"}],
+  "GlobalSecondaryIndexes":[{"IndexName":"bySt","KeySchema":[{"AttributeName":"st","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}]}');
+api('CreateTable', '{"TableName":"Plain","BillingMode":"PAY_PER_REQUEST",
+  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}]}');
+api('CreateTable', '{"TableName":"Streamed","BillingMode":"PAY_PER_REQUEST",
+  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],
+  "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"KEYS_ONLY"}}');
+is($coord->safe_psql('postgres', q{SELECT count(*) FROM pg_dist_partition WHERE logicalrelid::text LIKE 'dynindex_data.%'}),
+	'4', 'the tables and the GSI are distributed');
+
+my $twopc = sub { $coord->safe_psql('postgres', 'SELECT count(*) FROM pg_dist_transaction') };
+my $before = $twopc->();
+api('PutItem', '{"TableName":"Plain","Item":{"pk":{"S":"p1"}}}');
+is($twopc->(), $before, 'a write that records nothing on the coordinator commits in one phase');
+api('PutItem', '{"TableName":"Orders","Item":{"pk":{"S":"a"},"st":{"S":"open"}}}');
+cmp_ok($twopc->(), '>', $before, 'a write queueing a GSI change commits with two-phase commit');
+$before = $twopc->();
+api('PutItem', '{"TableName":"Streamed","Item":{"pk":{"S":"s1"}}}');
+cmp_ok($twopc->(), '>', $before, 'a write recording a stream record commits with two-phase commit');
+is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't', 'the GSI caught up');
+
+my $count_open = sub {
+	$coord->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName":"Orders","IndexName":"bySt",
+	  "KeyConditionExpression":"st = :s","ExpressionAttributeValues":{":s":{"S":"open"}},"Select":"COUNT"}') ->> 'Count'});
+};
+is($count_open->(), '1', 'the GSI has the item');
+
+# Where item "a" is stored: its shard on the worker, the worker's group, its key.
+my $storage = $coord->safe_psql('postgres', q{SELECT storage FROM dynindex.tables WHERE table_name = 'Orders'});
+my ($pkhex, $skhex) = split /\|/, $coord->safe_psql('postgres', "SELECT encode(pk, 'hex') || '|' || encode(sk, 'hex') FROM $storage");
+$skhex //= '';
+my $shard = $coord->safe_psql('postgres',
+	"SELECT shard_name('$storage'::regclass, get_shard_id_for_distribution_column('$storage', '\\x$pkhex'::bytea))");
+my $group = $coord->safe_psql('postgres', 'SELECT groupid FROM pg_dist_node WHERE nodeport = ' . $w->port);
+my $num = $coord->safe_psql('postgres', q{SELECT num FROM dynindex.tables WHERE table_name = 'Orders'});
+
+# A DeleteItem of "a" as Citus runs it, stopped after PREPARE: the worker's
+# part prepared, the coordinator's transaction (GSI change + 2PC record)
+# committed.
+sub in_doubt_delete
+{
+	my ($gid) = @_;
+	$w->safe_psql('postgres', "BEGIN; DELETE FROM $shard WHERE pk = '\\x$pkhex'::bytea; PREPARE TRANSACTION '$gid'");
+	$coord->safe_psql('postgres', "BEGIN;
+	  INSERT INTO pg_dist_transaction (groupid, gid) VALUES ($group, '$gid');
+	  INSERT INTO dynindex.gsi_changes (table_num, pk, sk) VALUES ($num, '\\x$pkhex'::bytea, '\\x$skhex'::bytea);
+	  COMMIT");
+}
+
+# 1. The worker is up: the GSI worker commits the prepared part (Citus's
+#    recovery) before it reads the item, and removes the entry.
+in_doubt_delete('citus_0_424242_1_1');
+is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't', 'the change was applied');
+is($w->safe_psql('postgres', q{SELECT count(*) FROM pg_prepared_xacts}), '0', "the GSI worker committed the worker's prepared part");
+# Citus's periodic recovery would run now (a no-op if the GSI worker did it)
+$coord->safe_psql('postgres', 'SELECT recover_prepared_transactions()');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM $storage"), '0', 'the item is deleted');
+is($count_open->(), '0', 'the GSI entry is gone with it');
+is($coord->safe_psql('postgres', q{SELECT index_name || ' ' || missing || ' ' || extra || ' ' || stale FROM dynindex.verify_indexes('Orders')}),
+	'bySt 0 0 0', '0 index discrepancies');
+
+# 2. The worker is down when the change is queued: the change waits (it is
+#    neither applied nor lost) and is applied once the worker is back.
+api('PutItem', '{"TableName":"Orders","Item":{"pk":{"S":"a"},"st":{"S":"open"}}}');
+is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't', 'the GSI caught up');
+is($count_open->(), '1', 'the GSI has the item again');
+$w->safe_psql('postgres', "BEGIN; DELETE FROM $shard WHERE pk = '\\x$pkhex'::bytea; PREPARE TRANSACTION 'citus_0_424242_2_1'");
+$w->stop('immediate');
+$coord->safe_psql('postgres', "BEGIN;
+  INSERT INTO pg_dist_transaction (groupid, gid) VALUES ($group, 'citus_0_424242_2_1');
+  INSERT INTO dynindex.gsi_changes (table_num, pk, sk) VALUES ($num, '\\x$pkhex'::bytea, '\\x$skhex'::bytea);
+  COMMIT");
+is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '3 seconds')}), 'f',
+	'while the worker is down the change stays queued');
+$w->start;
+is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't', 'applied once the worker is back');
+is($w->safe_psql('postgres', q{SELECT count(*) FROM pg_prepared_xacts}), '0', "the GSI worker committed the worker's prepared part");
+$coord->safe_psql('postgres', 'SELECT recover_prepared_transactions()');
+is($coord->safe_psql('postgres', "SELECT count(*) FROM $storage"), '0', 'the item is deleted');
+is($count_open->(), '0', 'the GSI entry is gone with it');
+is($coord->safe_psql('postgres', q{SELECT index_name || ' ' || missing || ' ' || extra || ' ' || stale FROM dynindex.verify_indexes('Orders')}),
+	'bySt 0 0 0', '0 index discrepancies');
+
+$_->stop for reverse @nodes;
+done_testing();
