@@ -253,10 +253,15 @@ SELECT pg_catalog.pg_extension_config_dump('dynindex.leading_keys', '');
 -- DELETE grants (writers maintain them), GSIs its SELECT grants (the worker
 -- writes them); restricted roles get a restrictive policy on the partition
 -- key (the base key's, also in index storage) of every storage relation.
+-- With Citus, these grants stay on the coordinator (citus.enable_ddl_propagation
+-- off): item operations there run with the owner's rights once dynindex checked
+-- the caller's (src/security/), and grants on the shards would let a role write
+-- distributed storage directly, past the GSI queue (it has no write guard).
 CREATE FUNCTION dynindex._secure_storage(p_table text, p_force boolean DEFAULT true)
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.enable_ddl_propagation = off
 AS $fn$
 DECLARE
     t        record;
@@ -345,6 +350,7 @@ CREATE FUNCTION dynindex._apply_grant(p_table text, p_role name, p_access text, 
 RETURNS void
 LANGUAGE plpgsql VOLATILE
 SET search_path = pg_catalog, pg_temp
+SET citus.enable_ddl_propagation = off
 AS $fn$
 DECLARE
     st text;
@@ -398,6 +404,16 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM pg_roles r WHERE r.rolname = p_role) THEN
         RAISE EXCEPTION 'role "%" does not exist', p_role USING ERRCODE = 'undefined_object';
     END IF;
+    -- row-level security needs the item operations to run as the role, which
+    -- distributed storage does not allow (docs/security.md, "Citus")
+    IF p_set AND to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p, dynindex.tables d
+                    WHERE d.table_name = p_table AND p.logicalrelid = to_regclass(d.storage)) THEN
+            RAISE EXCEPTION 'LeadingKeys restrictions are not supported on distributed tables'
+                USING ERRCODE = 'feature_not_supported',
+                      HINT = 'Restrict roles on tables that are not distributed (dynindex.distributed off when the table is created).';
+        END IF;
+    END IF;
     IF p_set THEN
         INSERT INTO dynindex.leading_keys AS l (table_name, role_name, key_value, begins_with)
             VALUES (p_table, p_role, p_value, p_begins_with)
@@ -412,6 +428,44 @@ $fn$;
 REVOKE ALL ON FUNCTION dynindex._apply_leading_keys(text, name, text, boolean, boolean) FROM PUBLIC;
 COMMENT ON FUNCTION dynindex._apply_leading_keys(text, name, text, boolean, boolean) IS
   'Internal: set or remove a role''s LeadingKeys restriction on a table and rebuild the policies.';
+
+-- dynindex.distribute_table copies a table's grants to its new shards:
+-- take them back there (a REVOKE propagated to the shards, in the
+-- distributing transaction), then grant them again on the coordinator's
+-- relation only, so that only it carries the recipes (see _secure_storage).
+CREATE FUNCTION dynindex._revoke_shard_grants(p_table text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE
+SET search_path = pg_catalog, pg_temp
+AS $fn$
+DECLARE
+    r    record;
+    g    record;
+    prop text;
+BEGIN
+    FOR r IN SELECT d.storage AS rel FROM dynindex.tables d WHERE d.table_name = p_table
+             UNION ALL
+             SELECT x.storage FROM dynindex.indexes x WHERE x.table_name = p_table LOOP
+        CONTINUE WHEN NOT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition p
+                                   WHERE p.logicalrelid = to_regclass(r.rel));
+        FOR g IN SELECT a.grantee, string_agg(DISTINCT a.privilege_type, ', ') AS privs
+                   FROM pg_class c, aclexplode(c.relacl) a
+                  WHERE c.oid = to_regclass(r.rel) AND a.grantee <> c.relowner
+                  GROUP BY a.grantee LOOP
+            EXECUTE format('REVOKE ALL ON %s FROM %s', r.rel,
+                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+            prop := current_setting('citus.enable_ddl_propagation');
+            PERFORM set_config('citus.enable_ddl_propagation', 'off', true);
+            EXECUTE format('GRANT %s ON %s TO %s', g.privs, r.rel,
+                           CASE WHEN g.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(pg_get_userbyid(g.grantee)) END);
+            PERFORM set_config('citus.enable_ddl_propagation', prop, true);
+        END LOOP;
+    END LOOP;
+END
+$fn$;
+REVOKE ALL ON FUNCTION dynindex._revoke_shard_grants(text) FROM PUBLIC;
+COMMENT ON FUNCTION dynindex._revoke_shard_grants(text) IS
+  'Internal: revoke on the shards of a distributed table (and of its indexes) the grants its coordinator relations carry, which keep them; item operations on distributed tables run with the owner''s rights.';
 
 CREATE FUNCTION dynindex.grant_table(table_name text, role_name name, access text)
 RETURNS void

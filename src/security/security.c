@@ -22,6 +22,7 @@
 #include "catalog/pg_authid.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
@@ -36,6 +37,8 @@ static const char *current_operation = NULL;
 static Oid	current_caller = InvalidOid;
 /* DynSecurityIsAccountAdmin(current_caller), once per operation: -1 unknown */
 static int	current_caller_admin = -1;
+/* is Citus installed in the database, once per operation: -1 unknown */
+static int	current_citus = -1;
 
 typedef struct OperationAccess
 {
@@ -132,7 +135,54 @@ security_xact_callback(XactEvent event, void *arg)
 		current_operation = NULL;
 		current_caller = InvalidOid;
 		current_caller_admin = -1;
+		current_citus = -1;
 	}
+}
+
+/* Is the citus extension installed in this database? (once per operation) */
+static bool
+citus_present(void)
+{
+	if (current_citus < 0)
+		current_citus = OidIsValid(get_extension_oid("citus", true)) ? 1 : 0;
+	return current_citus == 1;
+}
+
+/* Is role (or a role whose rights it has) limited by LeadingKeys on any table? */
+static bool
+restricted_anywhere(Oid role)
+{
+	DynSecurityState s;
+	Oid			types[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(role)};
+	bool		found;
+
+	DynSecurityBeginInternal(&s);
+	if (SPI_execute_with_args("SELECT 1 FROM dynindex.leading_keys l JOIN pg_catalog.pg_roles g ON g.rolname = l.role_name "
+							  "WHERE pg_catalog.pg_has_role($1, g.oid, 'USAGE') LIMIT 1",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.leading_keys");
+	found = SPI_processed > 0;
+	DynSecurityEndInternal(&s);
+	return found;
+}
+
+/* Is a table's storage a Citus distributed table (Citus installed)? */
+static bool
+storage_distributed(DynTable *t)
+{
+	DynSecurityState s;
+	Oid			types[1] = {OIDOID};
+	Datum		args[1] = {ObjectIdGetDatum(t->storage_relid)};
+	bool		found;
+
+	DynSecurityBeginInternal(&s);
+	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1::pg_catalog.regclass",
+							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read pg_dist_partition");
+	found = SPI_processed > 0;
+	DynSecurityEndInternal(&s);
+	return found;
 }
 
 /* Does the operation run with the extension owner's rights? */
@@ -144,7 +194,24 @@ DynSecurityRunsInternal(const char *operation)
 	if (!DynSecurityRunsAsCaller(operation))
 		return true;
 	/* superusers hold every privilege anyway; dynindex_admin members hold no storage grants */
-	return !superuser_arg(caller) && DynSecurityIsAccountAdmin(caller);
+	if (superuser_arg(caller))
+		return false;
+	if (DynSecurityIsAccountAdmin(caller))
+		return true;
+
+	/*
+	 * With Citus, a statement on a distributed table reaches the workers
+	 * over connections of the current user, which application roles (NOLOGIN,
+	 * reached through the gateway's role) cannot open, and storage grants
+	 * propagated to the shards would let a role write them directly, past
+	 * the GSI queue (distributed storage has no write guard).  So in a
+	 * database with Citus, item operations run with the owner's rights once
+	 * the lookups checked the caller's, and the recipes' grants stay on the
+	 * coordinator (dynindex._apply_grant).  Roles restricted by LeadingKeys
+	 * keep running as themselves (row-level security needs it): they may not
+	 * use distributed tables (DynSecurityCheckTable).
+	 */
+	return citus_present() && !restricted_anywhere(caller);
 }
 
 /* Start an operation run for the current user. */
@@ -163,6 +230,7 @@ DynSecurityEnter(const char *operation, DynSecurityOp *save)
 	current_operation = operation;
 	current_caller = GetUserId();
 	current_caller_admin = -1;
+	current_citus = -1;
 }
 
 /* Back to the state before DynSecurityEnter. */
@@ -172,6 +240,7 @@ DynSecurityLeave(const DynSecurityOp *save)
 	current_operation = save->operation;
 	current_caller = save->caller;
 	current_caller_admin = -1;
+	current_citus = -1;
 }
 
 /* Name the operation whose right the next lookups check. */
@@ -365,6 +434,10 @@ DynSecurityCheckTable(const char *name, DynTable *t)
 		return;
 	}
 	if (!DynSecurityHasRight(caller, t, right))
+		DynSecurityDeny(name);
+	/* an item operation running as a LeadingKeys-restricted caller: not on distributed storage */
+	if (GetUserId() == caller && !superuser_arg(caller) && DynSecurityRunsAsCaller(current_operation) &&
+		citus_present() && storage_distributed(t))
 		DynSecurityDeny(name);
 }
 

@@ -217,6 +217,11 @@ dynindex_distribute_table(PG_FUNCTION_ARGS)
 		DynStorageDistribute(idx->storage, "ipk", idx->is_global ? NULL : t->storage);
 		done++;
 	}
+	/* the recipes' grants were copied to the new shards: they stay on the coordinator (docs/security.md) */
+	if (done > 0 &&
+		SPI_execute_with_args("SELECT dynindex._revoke_shard_grants($1)", 1, (Oid[]) {TEXTOID},
+							  (Datum[]) {CStringGetTextDatum(t->name)}, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not revoke the shards' grants of %s", t->name);
 	DynCatalogChanged();
 	SPI_finish();
 	PG_RETURN_INT32(done);

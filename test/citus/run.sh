@@ -52,7 +52,7 @@ REG=("$("$PGC" --pkglibdir)/pgxs/src/test/regress/pg_regress" --use-existing --h
      --port="${ports[0]}" --user=postgres --bindir="$BINDIR")
 rc=0
 # 1. the cluster's own test (in a database of its own, so shard ids are stable)
-"${REG[@]}" --dbname=cluster --inputdir="$TREE/test/citus" --outputdir="$W/cluster" citus_cluster || rc=1
+"${REG[@]}" --dbname=cluster --inputdir="$TREE/test/citus" --outputdir="$W/cluster" citus_cluster citus_security || rc=1
 # 2. the single-server regression tests that hold cluster-wide, same expected output
 tests=$(grep -v '^#' "$TREE/test/citus/schedule" | tr '\n' ' ')
 "${REG[@]}" --dbname=regression --inputdir="$TREE" --outputdir="$W/shared" $tests || rc=1
