@@ -43,7 +43,9 @@ except ImportError:  # pragma: no cover
 OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable",
        "PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem",
        "BatchWriteItem", "Query", "Scan", "TransactWriteItems", "TransactGetItems",
-       "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"]
+       "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+       "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"]
+STREAM_OPS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")
 ERROR_TYPES = {
     "YD001": "ValidationException", "YD002": "ResourceNotFoundException",
     "YD003": "ResourceInUseException", "YD004": "ConditionalCheckFailedException",
@@ -54,6 +56,23 @@ ERROR_TYPES = {
     "YD013": "AccessDeniedException", "YD014": "IdempotentParameterMismatchException",
     "YD015": "TransactionInProgressException", "YD020": "DuplicateItemException",
 }
+
+
+def load_error_types():
+    """The SQLSTATE -> DynamoDB error type table of src/common/errors.c (the one source);
+    the table above when the fuzzer runs outside the source tree."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "src", "common", "errors.c")
+    try:
+        with open(path) as f:
+            found = dict((c, t) for t, c in re.findall(r'\{"(\w+)", "(YD\d+)"\}', f.read()))
+    except OSError:
+        return
+    if found:
+        ERROR_TYPES.clear()
+        ERROR_TYPES.update(found)
+
+
+load_error_types()
 # PartiQL tokens the statement mutator inserts (src/partiql/)
 PQ_TOKENS = ["SELECT", "*", "FROM", "WHERE", "AND", "OR", "NOT", "=", "<>", "!=", "<", "<=", ">", ">=", "IN", "BETWEEN",
              "IS", "MISSING", "NULL", "TRUE", "FALSE", "ORDER", "BY", "DESC", "ASC", "INSERT", "INTO", "VALUE", "VALUES",
@@ -117,7 +136,8 @@ def table_specs(prefix):
     specs = {}
     specs[P + "hash"] = ({
         "TableName": P + "hash", "BillingMode": "PAY_PER_REQUEST",
-        "AttributeDefinitions": [ad("pk", "S")], "KeySchema": ks(("pk", "HASH"))},
+        "AttributeDefinitions": [ad("pk", "S")], "KeySchema": ks(("pk", "HASH")),
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}},
         [("pk", "S")], {})
     specs[P + "range"] = ({
         "TableName": P + "range", "BillingMode": "PAY_PER_REQUEST",
@@ -149,6 +169,7 @@ def table_specs(prefix):
     specs[P + "num"] = ({
         "TableName": P + "num", "BillingMode": "PAY_PER_REQUEST",
         "AttributeDefinitions": [ad("pk", "N"), ad("gn", "N")], "KeySchema": ks(("pk", "HASH")),
+        "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"},
         "GlobalSecondaryIndexes": [{"IndexName": "gsn", "KeySchema": ks(("gn", "HASH"), ("pk", "RANGE")),
                                     "Projection": {"ProjectionType": "ALL"}}]},
         [("pk", "N")], {"gsn": [("gn", "N", "HASH"), ("pk", "N", "RANGE")]})
@@ -176,6 +197,10 @@ class Gen:
         self.mutate_rate = mutate_rate
         self.helper_rate = 0.04
         self.pool_keys = []
+        self.streams = []       # stream ARNs, shard ids, iterators and sequence numbers seen
+        self.shards = []
+        self.iterators = []
+        self.seqs = []
         self.fr = random.Random(1)
         self.P = prefix
         self.specs = table_specs(prefix)
@@ -270,6 +295,36 @@ class Gen:
         if r.random() < 0.03:
             return r.choice(["", "ab", "no_such_table", "x" * 256, "bad name!", self.P + "tmp1", 5])
         return r.choice(self.tables)
+
+    def remember(self, pool, v, cap=50):
+        if isinstance(v, str) and v and v not in pool:
+            if len(pool) >= cap:
+                pool[self.fr.randrange(cap)] = v
+            else:
+                pool.append(v)
+
+    def feed_stream(self, resp):
+        """Remember the stream ARNs, shard ids, iterators and sequence numbers of a response."""
+        if not isinstance(resp, dict):
+            return
+        td = resp.get("TableDescription") or resp.get("Table") or {}
+        if isinstance(td, dict):
+            self.remember(self.streams, td.get("LatestStreamArn"))
+        for st in resp.get("Streams") or []:
+            if isinstance(st, dict):
+                self.remember(self.streams, st.get("StreamArn"))
+        sd = resp.get("StreamDescription")
+        if isinstance(sd, dict):
+            for sh in sd.get("Shards") or []:
+                if isinstance(sh, dict):
+                    self.remember(self.shards, sh.get("ShardId"))
+                    rng = sh.get("SequenceNumberRange") or {}
+                    self.remember(self.seqs, rng.get("StartingSequenceNumber"))
+        self.remember(self.iterators, resp.get("ShardIterator"))
+        self.remember(self.iterators, resp.get("NextShardIterator"))
+        for rec in (resp.get("Records") or [])[:3]:
+            if isinstance(rec, dict) and isinstance(rec.get("dynamodb"), dict):
+                self.remember(self.seqs, rec["dynamodb"].get("SequenceNumber"))
 
     def feed(self, resp):
         """Remember keys and items of a response (--feedback): later requests reuse them anywhere."""
@@ -767,6 +822,8 @@ class Gen:
         if op == "BatchExecuteStatement":
             n = r.choice([0, 1, 26]) if r.random() < 0.1 else r.randrange(1, 5)
             return self.opt({"Statements": [self.pq_entry(batch=True) for _ in range(n)]})
+        if op in STREAM_OPS:
+            return self.stream_seed(op)
         if op == "ExecuteTransaction":
             n = r.choice([0, 1, 101]) if r.random() < 0.1 else r.randrange(1, 5)
             req = {"TransactStatements": [self.pq_entry() for _ in range(n)]}
@@ -774,6 +831,66 @@ class Gen:
                 req["ClientRequestToken"] = r.choice(["tok1", "tok2", ""])
             return self.opt(req)
         raise ValueError(op)
+
+    # ---- Streams API (iterators are parsed and verified by src/streams/)
+    def stream_arn(self):
+        r = self.r
+        if self.streams and r.random() < 0.85:
+            arn = r.choice(self.streams)
+            if r.random() < 0.15:
+                arn = r.choice([arn[:-1], arn + "x", arn.replace("stream/", "stream//"), arn.upper(),
+                                arn.replace(":table/", ":table/" + self.P + "nope"), arn.split("/stream/")[0]])
+            return arn
+        return r.choice(["", "x", "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2020-01-01T00:00:00.000",
+                         "arn:aws:dynamodb:::table/", "a" * 2000, self.rstr()])
+
+    def iterator(self):
+        r = self.r
+        if self.iterators and r.random() < 0.8:
+            it = r.choice(self.iterators)
+            k = r.random()
+            if k < 0.1:     # one character changed: the signature must not verify
+                i = r.randrange(len(it))
+                it = it[:i] + r.choice("AZaz09+/=|:.") + it[i + 1:]
+            elif k < 0.15:
+                it = it[:r.randrange(len(it))]
+            elif k < 0.2:
+                it = it + r.choice(["=", "x", "|1", it])
+            return it
+        return r.choice(["", "x", base64.b64encode(os.urandom(r.choice([1, 16, 64, 300]))).decode(),
+                         "a" * 3000, "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/x|1|2", "\u00e9" * 10])
+
+    def stream_seed(self, op):
+        r = self.r
+        if op == "ListStreams":
+            req = {}
+            if r.random() < 0.6:
+                req["TableName"] = self.table()
+            if r.random() < 0.3:
+                req["Limit"] = r.choice([1, 2, 100, 0, 101, -1])
+            if r.random() < 0.2:
+                req["ExclusiveStartStreamArn"] = self.stream_arn()
+            return req
+        if op == "DescribeStream":
+            req = {"StreamArn": self.stream_arn()}
+            if r.random() < 0.3:
+                req["Limit"] = r.choice([1, 2, 100, 0, 101, -1])
+            if r.random() < 0.2:
+                req["ExclusiveStartShardId"] = r.choice(self.shards) if self.shards else self.rstr()
+            return req
+        if op == "GetShardIterator":
+            typ = r.choice(["TRIM_HORIZON", "LATEST", "AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER", "trim_horizon", ""])
+            req = {"StreamArn": self.stream_arn(),
+                   "ShardId": r.choice(self.shards) if self.shards and r.random() < 0.85 else self.rstr(),
+                   "ShardIteratorType": typ}
+            if "SEQUENCE" in typ or r.random() < 0.1:
+                req["SequenceNumber"] = (r.choice(self.seqs) if self.seqs and r.random() < 0.7 else
+                                         r.choice(["0", "-1", "1" * 40, "1" * 41, "abc", "", "1e5", "00001"]))
+            return req
+        req = {"ShardIterator": self.iterator()}
+        if r.random() < 0.3:
+            req["Limit"] = r.choice([1, 2, 1000, 0, 1001, -1])
+        return req
 
     # ---- PartiQL statements (ExecuteStatement & co.)
     def pq_value(self, params, typ=None):
@@ -1110,7 +1227,7 @@ class Gen:
         op = r.choice(OPS) if r.random() < 0.25 else r.choice(
             ["PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem", "BatchWriteItem", "Query", "Query",
              "Scan", "TransactWriteItems", "TransactGetItems", "ExecuteStatement", "ExecuteStatement",
-             "BatchExecuteStatement", "ExecuteTransaction"])
+             "BatchExecuteStatement", "ExecuteTransaction", "GetShardIterator", "GetRecords", "DescribeStream"])
         req = self.seed(op)
         send_op = op
         if r.random() < 0.03:
@@ -1137,6 +1254,7 @@ class Runner:
         self.out = open(args.out, "a") if args.out else None
         self.logpos = None
         self.feed = None
+        self.feed_stream = None
         self.log_problems = collections.Counter()
         self.in_txn = False
         self.txn_ctx = []
@@ -1201,6 +1319,8 @@ class Runner:
                     resp = json.loads(res)
                     if self.feed:
                         self.feed(resp)
+                    if self.feed_stream:
+                        self.feed_stream(resp)
                     if not isinstance(resp, dict):
                         return "BUG", "", "response is not a JSON object: " + res[:200]
                 except ValueError:
@@ -1258,6 +1378,19 @@ class Runner:
                                     (json.dumps({"TableName": name, "Item": item}),))
                     except psycopg2.Error:
                         pass
+
+    def prime_streams(self, gen):
+        """Stream ARNs, shard ids, iterators and sequence numbers for the Streams API requests."""
+        for name, (create, _, _) in gen.specs.items():
+            if "StreamSpecification" in create:
+                self.execute("DescribeTable", json.dumps({"TableName": name}))
+        for arn in list(gen.streams):
+            self.execute("DescribeStream", json.dumps({"StreamArn": arn}))
+            for shard in gen.shards[:4]:
+                self.execute("GetShardIterator", json.dumps({"StreamArn": arn, "ShardId": shard,
+                                                             "ShardIteratorType": "TRIM_HORIZON"}))
+        for it in list(gen.iterators[:4]):
+            self.execute("GetRecords", json.dumps({"ShardIterator": it}))
 
     def server_log_tail(self):
         if not self.args.server_log:
@@ -1327,9 +1460,11 @@ class Runner:
         gen = Gen(rng, args.prefix, args.mutate_rate)
         if args.feedback:
             self.feed = gen.feed
+        self.feed_stream = gen.feed_stream
         self.connect()
         self.server_log_tail()
         self.setup_tables(gen)
+        self.prime_streams(gen)
         start = time.time()
         it = 0
         group = 0           # requests left in the current transaction (--txn-rate)
@@ -1399,6 +1534,7 @@ class Runner:
         self.connect()
         self.server_log_tail()
         self.setup_tables(gen)
+        self.prime_streams(gen)
         start = time.time()
         it = 0
         for op in OPS:
