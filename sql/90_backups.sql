@@ -53,6 +53,7 @@ SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "Ba
 SELECT dynindex.api('CreateBackup', '{"TableName": "Nope", "BackupName": "b-one"}');
 
 -- CreateBackup: the copy is the table at that moment
+-- (the response says CREATING, as DynamoDB's does; the copy is complete and DescribeBackup says AVAILABLE)
 SELECT dynindex.api('CreateBackup', '{"TableName": "Music", "BackupName": "music-1"}') AS r \gset
 SELECT mask(:'r');
 SELECT (:'r'::jsonb) #>> '{BackupDetails,BackupArn}' AS arn \gset
@@ -105,7 +106,10 @@ SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableNam
 SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "BackupArn": "arn:aws:dynamodb:ddblocal:000000000000:table/Music/backup/01700000000000-00000000"}');
 -- a restore: same keys, indexes and billing; items as at backup time; indexes queryable at once
 SELECT jsonb_pretty(mask(dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music2', 'BackupArn', :'arn'))));
+-- (the response shows the table as DynamoDB's does while it restores: CREATING, in progress;
+-- the restore is complete, so DescribeTable shows it ACTIVE, no longer in progress)
 SELECT mask(dynindex.api('DescribeTable', '{"TableName": "Music2"}') -> 'Table' -> 'RestoreSummary');
+SELECT dynindex.api('DescribeTable', '{"TableName": "Music2"}') #>> '{Table,TableStatus}' AS table_status;
 SELECT dynindex.api('DescribeTable', '{"TableName": "Music2"}') #> '{Table,GlobalSecondaryIndexes,0,IndexStatus}' AS gsi_status;
 SELECT count(*) AS items FROM dynindex.scan('Music2');
 SELECT dynindex.api('GetItem', '{"TableName": "Music2", "Key": {"artist": {"S": "a1"}, "song": {"S": "s01"}}}') -> 'Item' ->> 'lyrics' AS deleted_after_backup_is_back,
@@ -130,6 +134,10 @@ SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableNam
 -- overrides: billing and throughput, no GSI (its attribute definitions go), another LSI set, SSE
 SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music3', 'BackupArn', :'arn',
   'BillingModeOverride', 'PROVISIONED'));
+-- an on-demand source's GSIs have no throughput: turned PROVISIONED, they must be overridden
+SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music3', 'BackupArn', :'arn',
+  'BillingModeOverride', 'PROVISIONED', 'ProvisionedThroughputOverride', '{"ReadCapacityUnits": 7, "WriteCapacityUnits": 8}'::jsonb));
+SELECT dynindex.api('DescribeTable', '{"TableName": "Music3"}');
 SELECT jsonb_pretty(mask(dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music3', 'BackupArn', :'arn',
   'BillingModeOverride', 'PROVISIONED', 'ProvisionedThroughputOverride', '{"ReadCapacityUnits": 7, "WriteCapacityUnits": 8}'::jsonb,
   'GlobalSecondaryIndexOverride', '[]'::jsonb, 'SSESpecificationOverride', '{"Enabled": false}'::jsonb)) -> 'TableDescription'));

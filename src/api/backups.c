@@ -363,7 +363,7 @@ DynCreateBackup(Jsonb *req)
 							  "        size_bytes, definition) "
 							  "      SELECT $1 || '/backup/' || i.id, i.id, $2, $3, $4, i.now, $5, $6, $7, $8, $9, $10, $11 "
 							  "      FROM i RETURNING *) "
-							  "SELECT " DETAILS_SQL("b.status") " FROM b",
+							  "SELECT " DETAILS_SQL("'CREATING'") " FROM b",
 							  11, types, args, NULL);
 		if (details == NULL)
 			elog(ERROR, "could not record a backup");
@@ -504,6 +504,33 @@ DynListBackups(Jsonb *req)
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
+/*
+ * A restore turned PROVISIONED keeps the backup's GSIs only if they have
+ * their own throughput: an on-demand table's GSIs have none, and DynamoDB
+ * then wants the GSIs overridden.
+ */
+static void
+check_gsi_throughput(Jsonb *create)
+{
+	JsonbValue *gsis = RqGet(&create->root, "GlobalSecondaryIndexes");
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+
+	/* without the table's throughput CreateTable's own message comes first */
+	if (gsis == NULL || gsis->type != jbvBinary || RqGet(&create->root, "ProvisionedThroughput") == NULL)
+		return;
+	it = JsonbIteratorInit(gsis->val.binary.data);
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		if (tok != WJB_ELEM || v.type != jbvBinary)
+			continue;
+		if (RqGet(v.val.binary.data, "ProvisionedThroughput") == NULL)
+			DynValidationError("One or more parameter values were invalid: GlobalSecondaryIndexOverride must be specified for index: %s when BillingModeOverride is PROVISIONED",
+							   RqGetString(v.val.binary.data, "IndexName"));
+	}
+}
+
 /* RestoreTableFromBackup */
 Jsonb *
 DynRestoreTableFromBackup(Jsonb *req)
@@ -562,9 +589,25 @@ DynRestoreTableFromBackup(Jsonb *req)
 							  "FROM dynindex.backups b WHERE b.backup_arn = $1",
 							  1, types, args, NULL);
 	}
+	if (RqStringIs(r, "BillingModeOverride", "PROVISIONED") && RqGet(r, "GlobalSecondaryIndexOverride") == NULL)
+		check_gsi_throughput(create);
 	t = DynTableCreate(create, summary, true);
 	DynBackupRestoreItems(t, copy);
-	return wrap("TableDescription", DynTableDescription(t, "ACTIVE", false));
+
+	/*
+	 * The restore is complete, but the response shows the table as DynamoDB's
+	 * does at that moment: CREATING, its restore in progress (DescribeTable
+	 * then shows it ACTIVE, RestoreInProgress false).
+	 */
+	{
+		Oid			types[1] = {JSONBOID};
+		Datum		args[1];
+
+		args[0] = JsonbPGetDatum(DynTableDescription(t, "CREATING", false));
+		return wrap("TableDescription",
+					query_jsonb("SELECT jsonb_set($1, '{RestoreSummary,RestoreInProgress}', 'true')",
+								1, types, args, NULL));
+	}
 }
 
 /* The ContinuousBackupsDescription dynindex reports: PITR is never enabled. */

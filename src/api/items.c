@@ -261,6 +261,7 @@ DynPutItem(Jsonb *req)
 
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynWriteKeyFromItem(t, pa.item, &key);
+	DynItemsCheckKeyPaths(t, pa.wc.cond);
 
 	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && !DynCapacityWanted(DynCapacityModeOf(r)))
 	{
@@ -304,6 +305,7 @@ DynDeleteItem(Jsonb *req)
 	parse_write_condition(r, &wc);
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
+	DynItemsCheckKeyPaths(t, wc.cond);
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 
 	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || !DynCapacityWanted(cap.mode)))
@@ -372,9 +374,9 @@ key_role(DynTable *t, const char *name, int len)
 }
 
 /*
- * Key attributes are scalars: a projection or filter path into one (pk.a,
- * pk[0]) is refused, naming the table key ("Key: pk") or an index key
- * attribute ("IndexKey: g"), as DynamoDB does.
+ * Key attributes are scalars: a projection, filter, condition or update path
+ * into one (pk.a, pk[0]) is refused, naming the table key ("Key: pk") or an
+ * index key attribute ("IndexKey: g"), as DynamoDB does.
  */
 void
 DynItemsCheckKeyPaths(DynTable *t, DynExpr *e)
@@ -384,6 +386,15 @@ DynItemsCheckKeyPaths(DynTable *t, DynExpr *e)
 	if (e == NULL)
 		return;
 	check_stack_depth();
+	if (e->kind == DYN_EXPR_UPDATE)
+	{
+		for (i = 0; i < e->nactions; i++)
+		{
+			DynItemsCheckKeyPaths(t, e->actions[i].path);
+			DynItemsCheckKeyPaths(t, e->actions[i].value);
+		}
+		return;
+	}
 	if (e->kind == DYN_EXPR_PATH && e->npath > 1 && !e->path[0].is_index)
 	{
 		int			role = key_role(t, e->path[0].name, e->path[0].namelen);

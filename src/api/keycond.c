@@ -81,7 +81,7 @@ check_operand(DynExpr *e)
 	if (e->kind == DYN_EXPR_PATH)
 	{
 		if (e->npath != 1 || e->path[0].is_index)
-			DynValidationError("KeyConditionExpressions cannot have conditions on nested attributes");
+			DynValidationError("Invalid KeyConditionExpression: KeyConditionExpressions cannot have conditions on nested attributes");
 		return true;
 	}
 	return false;

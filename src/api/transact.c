@@ -265,12 +265,17 @@ validate_action(TxAction *a)
 			DynValidationError("Item size has exceeded the maximum allowed size");
 		if (a->t->nindexes > 0)
 			DynIndexesCheckItem(a->t, a->item);
+		DynItemsCheckKeyPaths(a->t, a->cond);
 	}
 	else
 	{
 		DynItemsParseKey(a->t, RqGet(s, "Key"), &a->key);
+		DynItemsCheckKeyPaths(a->t, a->cond);
 		if (a->kind == TX_UPDATE)
+		{
 			DynItemsCheckUpdateKeys(a->t, a->update);
+			DynItemsCheckKeyPaths(a->t, a->update);
+		}
 	}
 }
 

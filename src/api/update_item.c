@@ -229,7 +229,9 @@ DynUpdateItem(Jsonb *req)
 
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
+	DynItemsCheckKeyPaths(t, ua.cond);
 	DynItemsCheckUpdateKeys(t, ua.update);
+	DynItemsCheckKeyPaths(t, ua.update);
 	ua.key = &key;
 
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
