@@ -136,4 +136,62 @@ SELECT dynindex.api('TransactWriteItems', '{"TransactItems": [
 SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
   "UpdateExpression": "SET m.y = :v", "ConditionExpression": "m.x = :one",
   "ExpressionAttributeValues": {":v": {"N": "2"}, ":one": {"N": "1"}}, "ReturnValues": "ALL_NEW"}') #> '{Attributes,m}' AS m;
+-- a null member of a string set is a ValidationException (ExtendDB's dual-target suite, run
+-- against Amazon DynamoDB), reported after the set's other checks; a null in NS or BS stays
+-- a SerializationException (its DynamoDB text is not known)
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "n"}, "sk": {"S": "1"}, "s": {"SS": ["a", null]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "n"}, "sk": {"S": "1"}, "s": {"L": [{"SS": [null, "a", "a"]}]}}}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"vo_t": [{"PutRequest": {"Item": {"pk": {"S": "n"}, "sk": {"S": "1"},
+  "s": {"M": {"k": {"SS": ["a", null]}}}}}}]}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "n"}, "sk": {"S": "1"}, "s": {"NS": ["1", null]}}}');
+-- Validation layers (DynamoDB, 2026-10-09: conformance suite captures in four regions for values,
+-- us-east-1 and eu-west-2 for request validation). PutItem, UpdateItem and DeleteItem report request
+-- validation inside the envelope, in the current wording:
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "n": {"N": ""}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "n": {"M": {"x": {"L": [{"N": "abc"}]}}}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "s": {"SS": ["b", "a", "b"]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "s": {"SS": ["c", "b", "a", "b", "z", "a"]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "s": {"BS": ["/w==", "AA==", "AA=="]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "s": {"NS": ["2", "1", "2"]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "ConditionExpression": "attribute_not_exists(pk) OR s = :t", "ExpressionAttributeValues": {":t": {"SS": ["b", "a", "b"]}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ExpressionAttributeValues": {":v": {"S": "x"}}}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ExpressionAttributeNames": {"#a": "a"}}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "ConditionExpression": "attribute_exists(a)", "ExpressionAttributeValues": {}}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ConditionExpression": ""}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ReturnValues": "ALL_NEW"}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "Expected": {"a": {"Exists": true}}}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "Expected": {"a": {"ComparisonOperator": "BETWEEN", "AttributeValueList": [{"S": "x"}]}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET b = :w", "ConditionExpression": "a = :v", "ExpressionAttributeValues": {":w": {"S": "x"}}}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"N": "1e"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET b = :w", "ExpressionAttributeValues": {":w": {"S": "x"}}}');
+-- ... a constraint error is not enveloped twice, and what is checked against the table stays bare
+SELECT dynindex.api('PutItem', '{"TableName": "vo_t", "Item": {"pk": {"S": "a"}}, "ReturnValues": "NEVER"}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET sk = :w", "ExpressionAttributeValues": {":w": {"S": "x"}}}');
+SELECT dynindex.api('DeleteItem', '{"TableName": "vo_t", "Key": {"pk": {"S": "a"}}}');
+SELECT dynindex.api('PutItem', '{"TableName": "vo_nope", "Item": {"pk": {"S": "a"}}}');
+-- GetItem, BatchGetItem and Query: the current wording, bare (no ExpressionAttributeValues wrapper)
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"N": ""}, "sk": {"S": "1"}}}');
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"vo_t": {"Keys": [{"pk": {"SS": ["b", "a", "b"]}, "sk": {"S": "1"}}]}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditionExpression": "pk = :p", "FilterExpression": "n = :v",
+  "ExpressionAttributeValues": {":p": {"S": "a"}, ":v": {"NS": ["2", "1", "2"]}}}');
+-- BatchWriteItem, TransactWriteItems, TransactGetItems and Scan: the older wording
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"vo_t": [{"PutRequest": {"Item": {"pk": {"S": "a"}, "sk": {"S": "1"}, "n": {"N": ""}}}}]}}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"vo_t": [{"DeleteRequest": {"Key": {"pk": {"SS": ["b", "a", "b"]}, "sk": {"S": "1"}}}}]}}');
+SELECT dynindex.api('TransactWriteItems', '{"TransactItems": [{"Update": {"TableName": "vo_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}},
+  "UpdateExpression": "SET n = :v", "ExpressionAttributeValues": {":v": {"N": ""}}}}]}');
+SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "vo_t", "Key": {"pk": {"BS": ["/w==", "AA==", "AA=="]}, "sk": {"S": "1"}}}}]}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "FilterExpression": "n = :v", "ExpressionAttributeValues": {":v": {"NS": ["2", "1", "2"]}}}');
+-- enum sets in DynamoDB's order; Query's ConditionalOperator outside its enum: alone, first, bare
+-- (us-east-1 and eu-west-2, 2026-10-09)
+SELECT dynindex.api('UpdateItem', '{"TableName": "", "UpdateExpression": "SET a = :a", "ExpressionAttributeValues": {":a": {"S": "x"}},
+  "ReturnValues": "INVALID"}');
+SELECT dynindex.api('UpdateItem', '{"TableName": "vo_nokey", "AttributeUpdates": {"x": {"Action": "PUT", "Value": {"S": "1"}}},
+  "Expected": {"a": {"Exists": false}, "b": {"Exists": false}}, "ConditionalOperator": "XOR"}');
+SELECT dynindex.api('Query', '{"TableName": "vo_query_xor", "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
+  "QueryFilter": {"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}}, "ConditionalOperator": "XOR", "Select": "BOGUS"}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "vo_t"}')->'TableDescription'->>'TableStatus' AS deleted;

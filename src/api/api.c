@@ -163,6 +163,7 @@ run_operation(const char *opname, Jsonb *req)
 	DynRequestOperation = current_operation;
 	DynCatalogRevalidate();
 	DynCatalogRequestReset();
+	RqSetValidationLayer(opname);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynStorageWritesBegin();
@@ -197,6 +198,7 @@ run_operation(const char *opname, Jsonb *req)
 	}
 	PG_CATCH();
 	{
+		RqSetValidationLayer(NULL);
 		DynSecurityLeave(&sec_op);
 		DynStorageWritesEnd();
 		DynCatalogRequestReset();
@@ -211,6 +213,7 @@ run_operation(const char *opname, Jsonb *req)
 		PG_RE_THROW();
 	}
 	PG_END_TRY();
+	RqSetValidationLayer(NULL);
 	DynSecurityLeave(&sec_op);
 	DynStorageWritesEnd();
 	DynCatalogRequestReset();

@@ -1003,6 +1003,22 @@ begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
 
 	memset(rs, 0, sizeof(*rs));
 	rs->is_query = is_query;
+
+	/*
+	 * Query reports a ConditionalOperator outside its enum on its own, before
+	 * the other member constraints, bare and with this odd set (us-east-1 and
+	 * eu-west-2, 2026-10-09: the DynamoDB conformance suite's
+	 * validation-ordering/query.test.ts).
+	 */
+	if (is_query && JB_ROOT_IS_OBJECT(req) && !JB_ROOT_IS_SCALAR(req))
+	{
+		JsonbValue *op = RqGet(r, "ConditionalOperator");
+
+		if (op && op->type == jbvString &&
+			!(op->val.string.len == 3 && memcmp(op->val.string.val, "AND", 3) == 0) &&
+			!(op->val.string.len == 2 && memcmp(op->val.string.val, "OR", 2) == 0))
+			DynValidationError("Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
+	}
 	RqValidate(req, is_query ? query_fields : scan_fields);
 	keycond = parse_expressions(rs, r, &has_pe, &has_atg);
 	rs->select = parse_select(r, is_query, has_pe, has_atg);

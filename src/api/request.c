@@ -19,7 +19,7 @@
 
 const char *const RqReturnConsumedCapacityEnum[] = {"INDEXES", "TOTAL", "NONE", NULL};
 const char *const RqReturnItemCollectionMetricsEnum[] = {"SIZE", "NONE", NULL};
-const char *const RqReturnValuesEnum[] = {"NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW", NULL};
+const char *const RqReturnValuesEnum[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW", NULL};
 
 const RqField RqTableNameField = RQ_TABLE_NAME_OR_ARN;
 const RqField RqAttrValueField = {.type = RQ_ATTRVALUE};
@@ -144,6 +144,8 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 				{
 					if (t == DYN_L)
 						check_attrvalue_kinds(&elems[j], true);
+					else if (t == DYN_SS && elems[j].type == jbvNull)
+						continue;	/* a ValidationException, found while parsing */
 					else if (t != DYN_BS && elems[j].type != jbvString)
 						DynSerializationErrorFor(&elems[j], "String");
 				}
@@ -699,6 +701,36 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 	}
 	else if (f->type == RQ_STRUCT)
 		check_struct_constraints(st, v, f->fields, path, rawpath);
+}
+
+/*
+ * The validation layer of the operation being served, as DynamoDB's answers of
+ * 2026-10 show it (docs/errors.md, "Validation layers"): PutItem, UpdateItem
+ * and DeleteItem in the current layer and inside the envelope until the table
+ * is looked up; GetItem, BatchGetItem and Query in the current layer, bare;
+ * the others (and NULL: no request) in the older layer.  src/api/api.c sets
+ * it around each operation.
+ */
+void
+RqSetValidationLayer(const char *op)
+{
+	static const char *const enveloped[] = {"PutItem", "UpdateItem", "DeleteItem", NULL};
+	static const char *const current[] = {"GetItem", "BatchGetItem", "Query", NULL};
+	int			i;
+
+	DynValueLayer = DYN_LAYER_OLDER;
+	DynValidationEnvelope = false;
+	if (op == NULL)
+		return;
+	for (i = 0; enveloped[i]; i++)
+		if (strcmp(op, enveloped[i]) == 0)
+		{
+			DynValueLayer = DYN_LAYER_CURRENT;
+			DynValidationEnvelope = true;
+		}
+	for (i = 0; current[i]; i++)
+		if (strcmp(op, current[i]) == 0)
+			DynValueLayer = DYN_LAYER_CURRENT;
 }
 
 /* Validate a request: required members, kinds, then constraints. */

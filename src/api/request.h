@@ -87,6 +87,9 @@ extern int64 RqGetInt(JsonbContainer *obj, const char *name, int64 dflt);
 /* Parse a map of AttributeValues, raising DynamoDB's message on error. */
 extern DynValue *RqParseItem(JsonbValue *jv);
 
+/* Set DynamoDB's validation layer of operation op (NULL: none) (common/errors.h). */
+extern void RqSetValidationLayer(const char *op);
+
 /* ---- building responses ---- */
 extern void RqPushKey(JsonbParseState **st, const char *key);
 extern void RqPushString(JsonbParseState **st, JsonbIteratorToken tok, const char *s);

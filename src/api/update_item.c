@@ -11,7 +11,7 @@
 #include "expr/expr_ast.h"
 
 static const char *const return_values_on_ccf_enum[] = {"ALL_OLD", "NONE", NULL};
-static const char *const conditional_operator_enum[] = {"AND", "OR", NULL};
+static const char *const conditional_operator_enum[] = {"OR", "AND", NULL};
 static const char *const comparison_operator_enum[] = {
 	"EQ", "NE", "IN", "LE", "LT", "GE", "GT", "BETWEEN", "NOT_NULL", "NULL", "CONTAINS",
 	"NOT_CONTAINS", "BEGINS_WITH", NULL
@@ -227,6 +227,7 @@ DynUpdateItem(Jsonb *req)
 			ua.cond = DynLegacyExpected(expected, RqGetString(r, "ConditionalOperator"));
 	}
 
+	(void) RqParseItem(RqGet(r, "Key"));	/* its values are request validation */
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
 	DynItemsCheckKeyPaths(t, ua.cond);

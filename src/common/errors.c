@@ -51,13 +51,28 @@ DynErrorName(DynErrorCode code)
 	return error_info[code].name;
 }
 
+DynValidationLayer DynValueLayer = DYN_LAYER_OLDER;
+bool		DynValidationEnvelope = false;
+
 static void raise_error(DynErrorCode code, const char *detail_json, const char *msg) pg_attribute_noreturn();
+
+/* Does msg already carry the "N validation error(s) detected" envelope? */
+static bool
+has_envelope(const char *msg)
+{
+	while (*msg >= '0' && *msg <= '9')
+		msg++;
+	return strncmp(msg, " validation error", 17) == 0;
+}
 
 /* Raise the error with an already formatted message. */
 static void
 raise_error(DynErrorCode code, const char *detail_json, const char *msg)
 {
 	const char *s = error_info[code].sqlstate;
+
+	if (code == DYN_ERR_VALIDATION && DynValidationEnvelope && !has_envelope(msg))
+		msg = psprintf("1 validation error detected: %s", msg);
 
 	/*
 	 * The extra members (an old Item, CancellationReasons with items) go to

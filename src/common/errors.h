@@ -58,4 +58,25 @@ extern char *DynFormatVA(const char *fmt, va_list args) pg_attribute_printf(1, 0
 /* Shorthand for the most common case. */
 #define DynValidationError(...) DynError(DYN_ERR_VALIDATION, __VA_ARGS__)
 
+/*
+ * DynamoDB words attribute value errors in one of two validation layers,
+ * depending on the operation (docs/errors.md, "Validation layers"): the
+ * current one (PutItem, UpdateItem, DeleteItem, GetItem, BatchGetItem, Query)
+ * or the older one (the others).  Set per request by RqValidate.
+ */
+typedef enum DynValidationLayer
+{
+	DYN_LAYER_OLDER,
+	DYN_LAYER_CURRENT
+} DynValidationLayer;
+
+extern DynValidationLayer DynValueLayer;
+
+/*
+ * While true, a ValidationException is reported inside DynamoDB's
+ * "1 validation error detected: " envelope (PutItem, UpdateItem and DeleteItem
+ * report their request validation so, until the table is looked up).
+ */
+extern bool DynValidationEnvelope;
+
 #endif

@@ -214,6 +214,8 @@ DynExprContextCreate(JsonbValue *names, JsonbValue *values)
 			const char *err = NULL;
 			DynValue   *v = DynValueFromJsonb(&vals[k], &err);
 
+			if (v == NULL && DynValueLayer == DYN_LAYER_CURRENT)
+				DynValidationError("%s", err ? err : "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes");
 			if (v == NULL)
 				DynValidationError("ExpressionAttributeValues contains invalid value: %s for key %.*s",
 								   err ? err : "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes",

@@ -532,6 +532,9 @@ DynExprCheckParamMix(const DynParamPresence *exprs, int nexprs,
 			if (exprs[i].present)
 				any = true;
 		}
+		/* PutItem, UpdateItem and DeleteItem say it without the suffix (2026-10) */
+		if (nval > 0 && !any && DynValidationEnvelope)
+			DynValidationError("ExpressionAttributeValues can only be specified when using expressions");
 		if (nval > 0 && !any)
 			DynValidationError("ExpressionAttributeValues can only be specified when using expressions: %s %s null",
 							   e.data, nval > 1 ? "are" : "is");

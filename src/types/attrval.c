@@ -48,6 +48,9 @@ canonicalize_number(const char **s, int *len, const char **errmsg)
 	char	   *canon;
 	const char *msg = DynNumberCanonicalize(*s, *len, &canon);
 
+	/* the current layer keeps the colon (and a space) for an empty number */
+	if (msg && *len == 0 && DynValueLayer == DYN_LAYER_CURRENT)
+		msg = "The parameter cannot be converted to a numeric value: ";
 	if (msg)
 	{
 		*errmsg = msg;
@@ -203,13 +206,97 @@ set_elem_cmp(const void *a, const void *b)
 	return DynScalarCompare(x, y);
 }
 
-/* Make DynamoDB's duplicate message for a set. */
+/* Append a set member as the current layer quotes it: a JSON string. */
+static void
+append_quoted(StringInfo buf, const char *s, int len)
+{
+	int			i;
+
+	appendStringInfoChar(buf, '"');
+	for (i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c == '"' || c == '\\')
+		{
+			appendStringInfoChar(buf, '\\');
+			appendStringInfoChar(buf, (char) c);
+		}
+		else if (c < 0x20)
+			appendStringInfo(buf, "\\u%04x", c);
+		else
+			appendStringInfoChar(buf, (char) c);
+	}
+	appendStringInfoChar(buf, '"');
+}
+
+/*
+ * The current layer's duplicate message (PutItem, UpdateItem, DeleteItem,
+ * GetItem, BatchGetItem, Query; captured 2026-10-09 in four regions): the
+ * members quoted, in byte order up to the first repeat, then the repeat, then
+ * the rest as sent; no members for a number set.
+ */
 static const char *
-duplicates_message(DynType t, JsonbValue *elems, int n)
+duplicates_message_current(DynType t, JsonbValue *elems, DynValue *vals, int n)
+{
+	StringInfoData buf;
+	int		   *order;
+	int			m = 0;
+	int			rep = n;
+	int			i;
+
+	if (t == DYN_NS)
+		return "One or more parameter values were invalid: Input collection contains duplicates.";
+	order = palloc(sizeof(int) * Max(n, 1));
+	for (i = 0; i < n && rep == n; i++)
+	{
+		int			pos;
+
+		if (elems[i].type == jbvNull)
+			continue;
+		for (pos = 0; pos < m; pos++)
+		{
+			int			c = DynScalarCompare(&vals[order[pos]], &vals[i]);
+
+			if (c == 0)
+				rep = i;
+			if (c >= 0)
+				break;
+		}
+		if (rep != n)
+			break;
+		memmove(order + pos + 1, order + pos, sizeof(int) * (m - pos));
+		order[pos] = i;
+		m++;
+	}
+	initStringInfo(&buf);
+	appendStringInfoString(&buf, "One or more parameter values were invalid: Input collection [");
+	for (i = 0; i < m + (n - rep); i++)
+	{
+		int			k = i < m ? order[i] : rep + (i - m);
+
+		if (i > 0)
+			appendStringInfoString(&buf, t == DYN_BS ? "," : ", ");
+		if (elems[k].type != jbvString)
+			appendStringInfoString(&buf, "null");
+		else if (t == DYN_BS)
+			append_quoted(&buf, elems[k].val.string.val, elems[k].val.string.len);
+		else
+			append_quoted(&buf, vals[k].u.str.data, vals[k].u.str.len);
+	}
+	appendStringInfoString(&buf, t == DYN_BS ? "]of type BS contains duplicates." : "] contains duplicates.");
+	return buf.data;
+}
+
+/* Make DynamoDB's duplicate message for a set (the older layer's, or the current one's). */
+static const char *
+duplicates_message(DynType t, JsonbValue *elems, DynValue *vals, int n)
 {
 	StringInfoData buf;
 	int			i;
 
+	if (DynValueLayer == DYN_LAYER_CURRENT)
+		return duplicates_message_current(t, elems, vals, n);
 	/* DynamoDB lists the members of SS and BS, but not of NS */
 	if (t == DYN_NS)
 		return "Input collection contains duplicates";
@@ -221,6 +308,8 @@ duplicates_message(DynType t, JsonbValue *elems, int n)
 			appendStringInfoString(&buf, ", ");
 		if (elems[i].type == jbvString)
 			appendBinaryStringInfo(&buf, elems[i].val.string.val, elems[i].val.string.len);
+		else
+			appendStringInfoString(&buf, "null");
 	}
 	appendStringInfoString(&buf, t == DYN_BS ? "]of type BS contains duplicates." : "] contains duplicates.");
 	return buf.data;
@@ -235,6 +324,7 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 	JsonbValue *elems = array_elements(member, &n);
 	DynValue   *result = palloc(sizeof(DynValue));
 	DynValue   *vals = palloc(sizeof(DynValue) * Max(n, 1));
+	bool		null_member = false;
 
 	result->type = t;
 	result->n = n;
@@ -245,6 +335,15 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 		int			len;
 
 		vals[i].n = 0;
+		if (t == DYN_SS && elems[i].type == jbvNull && !trusted)
+		{
+			/* a validation error, reported after the set's other checks */
+			null_member = true;
+			vals[i].type = DYN_S;
+			vals[i].u.str.data = "";
+			vals[i].u.str.len = 0;
+			continue;
+		}
 		if (t == DYN_BS)
 		{
 			expect_blob(&elems[i], &s, &len);
@@ -270,18 +369,26 @@ parse_set(DynType t, JsonbValue *member, bool trusted, const char **errmsg)
 	if (!trusted && n > 1)
 	{
 		DynValue   *sorted = palloc(sizeof(DynValue) * n);
+		int			m = 0;
 
-		memcpy(sorted, vals, sizeof(DynValue) * n);
-		qsort(sorted, n, sizeof(DynValue), set_elem_cmp);
-		for (i = 1; i < n; i++)
+		for (i = 0; i < n; i++)
+			if (elems[i].type != jbvNull)
+				sorted[m++] = vals[i];
+		qsort(sorted, m, sizeof(DynValue), set_elem_cmp);
+		for (i = 1; i < m; i++)
 		{
 			if (DynScalarCompare(&sorted[i - 1], &sorted[i]) == 0)
 			{
-				*errmsg = duplicates_message(t, elems, n);
+				*errmsg = duplicates_message(t, elems, vals, n);
 				return NULL;
 			}
 		}
 		pfree(sorted);
+	}
+	if (null_member)
+	{
+		*errmsg = "One or more parameter values were invalid: An string set may not have a null string as a member";
+		return NULL;
 	}
 	return result;
 }

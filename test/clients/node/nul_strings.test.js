@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  CreateTableCommand, PutItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand,
+  CreateTableCommand, PutItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand, BatchWriteItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { client, uniq, waitActive, dropTable, rejectsWith } from './helpers.js';
 
@@ -63,8 +63,14 @@ test('keys with U+0000 sort first; expressions see the real string', async () =>
 });
 
 test('error messages carry U+0000 as DynamoDB would', async () => {
-  const err = await rejectsWith(() => ddb.send(new PutItemCommand({
-    TableName: T, Item: { pk: { S: 'p' }, sk: { S: 'dup' }, ss: { SS: ['a\u0000', 'a\u0000'] } },
+  // BatchWriteItem words it in DynamoDB's older validation layer: the members as sent
+  const err = await rejectsWith(() => ddb.send(new BatchWriteItemCommand({
+    RequestItems: { [T]: [{ PutRequest: { Item: { pk: { S: 'p' }, sk: { S: 'dup' }, ss: { SS: ['a\u0000', 'a\u0000'] } } } }] },
   })), 'ValidationException');
   assert.equal(err.message, 'One or more parameter values were invalid: Input collection [a\u0000, a\u0000] contains duplicates.');
+  // PutItem in the current one: quoted (JSON-escaped), inside the envelope
+  const put = await rejectsWith(() => ddb.send(new PutItemCommand({
+    TableName: T, Item: { pk: { S: 'p' }, sk: { S: 'dup' }, ss: { SS: ['a\u0000', 'a\u0000'] } },
+  })), 'ValidationException');
+  assert.equal(put.message, '1 validation error detected: One or more parameter values were invalid: Input collection ["a\\u0000", "a\\u0000"] contains duplicates.');
 });
