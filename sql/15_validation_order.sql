@@ -194,4 +194,9 @@ SELECT dynindex.api('UpdateItem', '{"TableName": "vo_nokey", "AttributeUpdates":
   "Expected": {"a": {"Exists": false}, "b": {"Exists": false}}, "ConditionalOperator": "XOR"}');
 SELECT dynindex.api('Query', '{"TableName": "vo_query_xor", "KeyConditions": {"pk": {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "a"}]}},
   "QueryFilter": {"b": {"ComparisonOperator": "NULL"}, "c": {"ComparisonOperator": "NULL"}}, "ConditionalOperator": "XOR", "Select": "BOGUS"}');
+-- a malformed table name in RequestItems beside an unknown enum (us-east-1 and eu-west-2, 2026-10-09):
+-- BatchGetItem reports both, the name in the newer framework's words; BatchWriteItem the enum alone
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}, "ReturnConsumedCapacity": "BOGUS"}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}}]}, "ReturnConsumedCapacity": "BOGUS"}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}}]}}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "vo_t"}')->'TableDescription'->>'TableStatus' AS deleted;

@@ -37,7 +37,7 @@ static const RqField keys_and_attributes = {
 
 static const RqField batch_get_fields[] = {
 	{.name = "RequestItems",.type = RQ_MAP,.elem = &keys_and_attributes,.notnull = true,.minlen = 1,
-	.mapkeys_tablename = true,.empty_msg = "The requestItems parameter is required for BatchGetItem"},
+	.mapkeys_tablename = true,.mapkeys_json = true,.empty_msg = "The requestItems parameter is required for BatchGetItem"},
 	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
 	{0}
 };
@@ -60,7 +60,7 @@ static const RqField write_request_list = {.type = RQ_LIST,.elem = &write_reques
 
 static const RqField batch_write_fields[] = {
 	{.name = "RequestItems",.type = RQ_MAP,.elem = &write_request_list,.notnull = true,.minlen = 1,
-	.mapkeys_tablename = true,.empty_msg = "The requestItems parameter is required for BatchWriteItem"},
+	.mapkeys_tablename = true,.mapkeys_yield = true,.empty_msg = "The requestItems parameter is required for BatchWriteItem"},
 	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
 	{.name = "ReturnItemCollectionMetrics",.type = RQ_STRING,.enumvals = RqReturnItemCollectionMetricsEnum},
 	{0}

@@ -10,6 +10,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/numeric.h"
 
 #include "api/request.h"
@@ -278,6 +279,7 @@ typedef struct ConstraintState
 {
 	int			nerrors;
 	StringInfoData msgs;
+	char	   *deferred;		/* a failure reported only if nothing else fails */
 } ConstraintState;
 
 static void render_value(StringInfo buf, JsonbValue *v, const RqField *f);
@@ -409,6 +411,61 @@ constraint_error(ConstraintState *st, JsonbValue *v, const RqField *f, const cha
 	}
 	appendStringInfo(&st->msgs, " at '%s' failed to satisfy constraint: %s", path, msg);
 	st->nerrors++;
+}
+
+/* Render a JSON value compactly, as DynamoDB's newer validation framework quotes a member. */
+static void
+render_json_compact(StringInfo buf, JsonbValue *v)
+{
+	check_stack_depth();
+	if (v->type == jbvBinary)
+	{
+		JsonbValue *keys;
+		JsonbValue *vals;
+		int			n;
+		int			i;
+
+		if (JsonContainerIsArray(v->val.binary.data))
+		{
+			vals = RqArrayElems(v, &n);
+			appendStringInfoChar(buf, '[');
+			for (i = 0; i < n; i++)
+			{
+				if (i > 0)
+					appendStringInfoChar(buf, ',');
+				render_json_compact(buf, &vals[i]);
+			}
+			appendStringInfoChar(buf, ']');
+			return;
+		}
+		n = RqObjectMembers(v, &keys, &vals);
+		appendStringInfoChar(buf, '{');
+		for (i = 0; i < n; i++)
+		{
+			if (i > 0)
+				appendStringInfoChar(buf, ',');
+			escape_json(buf, pnstrdup(keys[i].val.string.val, keys[i].val.string.len));
+			appendStringInfoChar(buf, ':');
+			render_json_compact(buf, &vals[i]);
+		}
+		appendStringInfoChar(buf, '}');
+		return;
+	}
+	switch (v->type)
+	{
+		case jbvString:
+			escape_json(buf, pnstrdup(v->val.string.val, v->val.string.len));
+			break;
+		case jbvNumeric:
+			appendStringInfoString(buf, DatumGetCString(DirectFunctionCall1(numeric_out,
+																			NumericGetDatum(v->val.numeric))));
+			break;
+		case jbvBool:
+			appendStringInfoString(buf, v->val.boolean ? "true" : "false");
+			break;
+		default:
+			appendStringInfoString(buf, "null");
+	}
 }
 
 /*
@@ -625,9 +682,45 @@ check_constraints(ConstraintState *st, JsonbValue *v, const RqField *f, const ch
 								 "Member must have length greater than or equal to 1]");
 			else if (f->mapkeys_tablename && !is_arn(keys[i].val.string.val, keys[i].val.string.len) &&
 					 (klen > 255 || !matches_name_pattern(keys[i].val.string.val, keys[i].val.string.len)))
-				constraint_error(st, v, f, path,
-								 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
-								 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]");
+			{
+				/*
+				 * BatchGetItem words it in the newer framework (the map as
+				 * JSON, the minimum length listed); BatchWriteItem gives way to
+				 * any other failure (us-east-1 and eu-west-2, 2026-10-09).
+				 */
+				if (f->mapkeys_json && st->nerrors < MAX_REPORTED_ERRORS)
+				{
+					StringInfoData json;
+
+					initStringInfo(&json);
+					render_json_compact(&json, v);
+					if (st->nerrors > 0)
+						appendStringInfoString(&st->msgs, "; ");
+					appendStringInfo(&st->msgs, "Value '%s' at '%s' failed to satisfy constraint: "
+									 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
+									 "Member must have length greater than or equal to 3, "
+									 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]",
+									 json.data, path);
+					st->nerrors++;
+				}
+				else if (f->mapkeys_yield)
+				{
+					ConstraintState one;
+
+					one.nerrors = 0;
+					one.deferred = NULL;
+					initStringInfo(&one.msgs);
+					constraint_error(&one, v, f, path,
+									 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
+									 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]");
+					if (st->deferred == NULL)
+						st->deferred = one.msgs.data;
+				}
+				else
+					constraint_error(st, v, f, path,
+									 "Map keys must satisfy constraint: [Member must have length less than or equal to 255, "
+									 "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]");
+			}
 			if ((f->elem->maxlen > 0 && value_length(&vals[i]) > f->elem->maxlen) ||
 				(f->elem->minlen > 0 && value_length(&vals[i]) < f->elem->minlen))
 				constraint_error(st, v, f, path,
@@ -770,8 +863,11 @@ RqValidate(Jsonb *req, const RqField *fields)
 	}
 
 	st.nerrors = 0;
+	st.deferred = NULL;
 	initStringInfo(&st.msgs);
 	check_struct_constraints(&st, &root, fields, "", "");
+	if (st.nerrors == 0 && st.deferred)
+		DynValidationError("1 validation error detected: %s", st.deferred);
 	if (st.nerrors > 0)
 		DynValidationError("%d validation error%s detected: %s", st.nerrors,
 						   st.nerrors > 1 ? "s" : "", st.msgs.data);

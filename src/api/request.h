@@ -53,6 +53,8 @@ struct RqField
 	bool		namepattern;	/* must match [a-zA-Z0-9_.-]+ */
 	const char *const *enumvals;	/* NULL-terminated */
 	bool		mapkeys_tablename;	/* RQ_MAP: keys are table names or ARNs */
+	bool		mapkeys_json;	/* mapkeys_tablename: a bad name in the newer form (value as JSON, min 3) */
+	bool		mapkeys_yield;	/* mapkeys_tablename: a bad name reported only if nothing else fails */
 	bool		tablearn;		/* a table name or ARN (1..1024; a name: <= 255 and the pattern) */
 	const char *empty_msg;		/* RQ_MAP/RQ_LIST: DynamoDB's message for an empty one */
 	uint8		newform;		/* RQ_NEWFORM_*: "Value at 'Member'" form (no value, member as named) */
