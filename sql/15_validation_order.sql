@@ -199,4 +199,7 @@ SELECT dynindex.api('Query', '{"TableName": "vo_query_xor", "KeyConditions": {"p
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"bad!name": {"Keys": [{"pk": {"S": "a"}}]}}, "ReturnConsumedCapacity": "BOGUS"}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}}]}, "ReturnConsumedCapacity": "BOGUS"}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"bad!name": [{"PutRequest": {"Item": {"pk": {"S": "a"}}}}]}}');
+-- TransactWriteItems: a too long ClientRequestToken is reported ahead of an unknown enum (us-east-1, 2026-10-09)
+SELECT dynindex.api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "vo_t", "Item": {"pk": {"S": "t"}, "sk": {"S": "1"}}}}],
+  "ClientRequestToken": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "ReturnConsumedCapacity": "BOGUS"}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "vo_t"}')->'TableDescription'->>'TableStatus' AS deleted;
