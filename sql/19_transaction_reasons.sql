@@ -77,6 +77,15 @@ SELECT txr('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "txr_
 SELECT txr('PutItem', '{"TableName": "txr_two", "Item": {"pk": {"S": "a"}, "g": {"N": "1"}}}');
 SELECT txr('BatchWriteItem', '{"RequestItems": {"txr_two": [{"PutRequest": {"Item": {"pk": {"S": "a"}, "g": {"S": ""}}}}]}}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "txr_two"}')->'TableDescription'->>'TableStatus' AS deleted;
+-- a Put over 400 KB: known from the request, a ValidationException before the transaction opens
+-- (DynamoDB, eu-west-2, 2026-08-18); an Update that grows the item past it is a reason
+SELECT txr('TransactWriteItems', jsonb_build_object('TransactItems', jsonb_build_array(
+  jsonb_build_object('ConditionCheck', '{"TableName": "txr_t", "Key": {"pk": {"S": "a"}, "sk": {"S": "1"}}, "ConditionExpression": "attribute_exists(pk)"}'::jsonb),
+  jsonb_build_object('Put', jsonb_build_object('TableName', 'txr_t', 'Item',
+    jsonb_build_object('pk', '{"S": "big"}'::jsonb, 'sk', '{"S": "1"}'::jsonb, 'p', jsonb_build_object('S', repeat('x', 409600)))))))::text);
+SELECT txr('TransactWriteItems', jsonb_build_object('TransactItems', jsonb_build_array(
+  jsonb_build_object('Update', jsonb_build_object('TableName', 'txr_t', 'Key', '{"pk": {"S": "big"}, "sk": {"S": "1"}}'::jsonb,
+    'UpdateExpression', 'SET p = :p', 'ExpressionAttributeValues', jsonb_build_object(':p', jsonb_build_object('S', repeat('x', 409600)))))))::text);
 -- nothing was written by any of them
 SELECT dynindex.api('Scan', '{"TableName": "txr_t"}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "txr_t"}')->'TableDescription'->>'TableStatus' AS deleted;

@@ -178,7 +178,18 @@ parse_action(TxAction *a)
 	DynExprCheckUnused(ctx);
 	a->return_old = RqStringIs(s, "ReturnValuesOnConditionCheckFailure", "ALL_OLD");
 	if (a->kind == TX_PUT)
+	{
 		a->item = RqParseItem(RqGet(s, "Item"));
+
+		/*
+		 * A Put's size is known from the request: DynamoDB refuses it before
+		 * the transaction opens, a ValidationException for the whole request
+		 * (the DynamoDB conformance suite, limits/itemSizeBySurface.test.ts,
+		 * eu-west-2, 2026-08-18); an Update's is a cancellation reason.
+		 */
+		if (DynItemSize(a->item) > DYN_MAX_ITEM_SIZE)
+			DynValidationError("Item size has exceeded the maximum allowed size");
+	}
 	else
 		RqParseItem(RqGet(s, "Key"));
 }
