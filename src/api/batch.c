@@ -370,8 +370,12 @@ DynBatchWriteItem(Jsonb *req)
 		{
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
-			/* the old item is read only when capacity needs it (or an LSI, or a stream) */
-			int			flags = DynCapacityWanted(mode) ? DYN_WRITE_NEED_OLD : 0;
+			/*
+			 * the old item is read only when capacity needs it (or an LSI, or a
+			 * stream); without indexes the capacity needs its size only
+			 */
+			int			flags = !DynCapacityWanted(mode) ? 0 :
+				tables[i]->nindexes == 0 ? DYN_WRITE_NEED_OLDSIZE : DYN_WRITE_NEED_OLD;
 
 			if (op->item)
 				DynWritePut(tables[i], &op->key, op->item, flags, &res);

@@ -277,6 +277,13 @@ DynPutItem(Jsonb *req)
 		return RqEmptyObject();
 	}
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
+	if (!all_old && pa.wc.cond == NULL && t->nindexes == 0)
+	{
+		/* the capacity (asked for, or counted by the metrics) needs the old item's size only */
+		DynWritePut(t, &key, pa.item, DYN_WRITE_NEED_OLDSIZE, &res);
+		DynCapacityAddWrite(&cap, NULL, res.oldsize, res.new, res.newsize);
+		return write_response(t, r, &key, NULL, &cap);
+	}
 	DynCapacityArmFailure(t, cap.mode);
 	DynWriteModify(t, &key, put_mutator, &pa, "Item size has exceeded the maximum allowed size", 0, &res);
 	DynCapacityDisarmFailure();

@@ -25,7 +25,8 @@ enum
 	PLAN_INSERT,
 	PLAN_UPSERT,
 	PLAN_UPDATE,
-	PLAN_DELETE
+	PLAN_DELETE,
+	PLAN_LOCK_SIZE
 };
 
 /* Run a utility statement. */
@@ -284,6 +285,9 @@ get_plan(DynTable *t, int which)
 		case PLAN_DELETE:
 			sql = psprintf("DELETE FROM %s WHERE pk = $1 AND sk = $2 RETURNING item, size", t->storage);
 			break;
+		case PLAN_LOCK_SIZE:
+			sql = psprintf("SELECT size FROM %s WHERE pk = $1 AND sk = $2 FOR UPDATE", t->storage);
+			break;
 		default:
 			elog(ERROR, "unknown storage plan %d", which);
 	}
@@ -322,6 +326,21 @@ DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
 		return false;
 	read_row(out);
 	return true;
+}
+
+/* Lock an item's row and return its size (0 when there is no item), not reading the item. */
+int32
+DynStorageLockSize(DynTable *t, const DynKey *key)
+{
+	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
+	bool		isnull;
+	int			ret = SPI_execute_plan(get_plan(t, PLAN_LOCK_SIZE), args, NULL, false, 1);
+
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return 0;
+	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
 /* Run a row-writing plan; returns rows processed. */

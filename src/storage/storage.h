@@ -58,6 +58,8 @@ extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 
 extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Replace an existing row. */
 extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Lock an item's row; its size, 0 when absent. */
+extern int32 DynStorageLockSize(DynTable *t, const DynKey *key);
 /* Delete; returns the old row when there was one. */
 extern bool DynStorageDelete(DynTable *t, const DynKey *key, DynStoredItem *old);
 /* guard.c: storage is written only through dynindex */

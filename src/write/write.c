@@ -231,7 +231,7 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 	if (t->nindexes > 0)
 		DynIndexesCheckItem(t, item);
 	res->old = NULL;
-	res->oldsize = 0;
+	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
 	res->new = item;
 	res->newsize = (int32) DynItemSize(item);
 	DynStorageUpsert(t, key, DynItemToJsonb(item), res->newsize);

@@ -38,6 +38,7 @@ extern DynValue DynWriteKeepItem;
 /* Flags of a write. */
 #define DYN_WRITE_NEED_OLD	0x01	/* the caller needs res->old (ReturnValues, capacity) */
 #define DYN_WRITE_BY_TTL	0x02	/* a Time to Live deletion (its stream record says so) */
+#define DYN_WRITE_NEED_OLDSIZE	0x04	/* DynWritePut: the caller needs res->oldsize only (capacity) */
 
 /* What a write did. */
 typedef struct DynWriteResult
@@ -59,8 +60,9 @@ extern void DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, v
 /*
  * Put an item whatever the old one (no condition).  Without
  * DYN_WRITE_NEED_OLD, and when no LSI or stream needs the old item, this is
- * one upsert (res->old is then not known: NULL).  The item's size is
- * checked by the caller.
+ * one upsert (res->old is then not known: NULL), preceded with
+ * DYN_WRITE_NEED_OLDSIZE by a locked read of the old item's size only
+ * (res->oldsize).  The item's size is checked by the caller.
  */
 extern void DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags,
 						DynWriteResult *res);
