@@ -462,7 +462,7 @@ describe_as(DynTable *t, const char *status, bool with_stats, const ThroughputCh
 			push_member_jsonb(&st, "Projection", idx->projection_json);
 			if (global)
 			{
-				push_member_string(&st, "IndexStatus", idx->status);
+				push_member_string(&st, "IndexStatus", strcmp(status, "CREATING") == 0 ? "CREATING" : idx->status);
 				if (idx->backfilling)
 				{
 					RqPushKey(&st, "Backfilling");
@@ -923,7 +923,11 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 Jsonb *
 DynCreateTable(Jsonb *req)
 {
-	return wrap("TableDescription", describe(DynTableCreate(req, NULL, false), "ACTIVE", false));
+	/*
+	 * DynamoDB answers CreateTable with the table (and its GSIs) CREATING;
+	 * here it is ready at once, so DescribeTable says ACTIVE from then on.
+	 */
+	return wrap("TableDescription", describe(DynTableCreate(req, NULL, false), "CREATING", false));
 }
 
 /* A TableDescription of a table (for src/api/backups.c). */
