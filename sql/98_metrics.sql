@@ -113,7 +113,23 @@ CREATE ROLE met_reader;
 GRANT USAGE ON SCHEMA dynindex TO met_reader;
 SET ROLE met_reader;
 SELECT dynindex.reset_metrics();
+-- the counters name every table: an ordinary role reads neither the function nor the view
+SELECT count(*) FROM dynindex.metrics();
+SELECT count(*) FROM dynindex.table_metrics;
 RESET ROLE;
+-- a monitoring role (pg_monitor) or an administrator (dynindex_admin) reads both, but cannot reset
+GRANT pg_monitor TO met_reader;
+SET ROLE met_reader;
+SELECT true AS metrics_readable FROM (SELECT count(*) FROM dynindex.metrics()) s;
+SELECT count(*) >= 1 AS view_readable FROM dynindex.table_metrics;
+SELECT dynindex.reset_metrics();
+RESET ROLE;
+REVOKE pg_monitor FROM met_reader;
+GRANT dynindex_admin TO met_reader;
+SET ROLE met_reader;
+SELECT count(*) >= 1 AS view_readable FROM dynindex.table_metrics;
+RESET ROLE;
+REVOKE dynindex_admin FROM met_reader;
 REVOKE USAGE ON SCHEMA dynindex FROM met_reader;
 DROP ROLE met_reader;
 -- dynindex.metrics = off: nothing is counted

@@ -615,6 +615,12 @@ SELECT t.table_name,
 COMMENT ON VIEW dynindex.table_metrics IS
   'Per table (index_name NULL) and per LSI/GSI: counters matching DynamoDB''s CloudWatch metrics (ConsumedRead/WriteCapacityUnits, ReturnedItemCount, ConditionalCheckFailedRequests, UserErrors, SystemErrors, SuccessfulRequestLatency, TimeToLiveDeletedItemCount) and GSI replication (changes applied, latency, queue depth, oldest change age, backfilling). Text columns are labels, numeric columns values (the gateway exports them to Prometheus).';
 
+-- The counters name every table and index of the database: only administrators
+-- and monitoring roles read them (docs/monitoring.md, docs/security.md).
+REVOKE ALL ON FUNCTION dynindex.metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.metrics() TO dynindex_admin, pg_monitor;
+GRANT SELECT ON dynindex.table_metrics TO dynindex_admin, pg_monitor;
+
 -- == fidelity ==
 
 -- == scaling ==
