@@ -8,7 +8,9 @@
  *   http.c   libmicrohttpd in external-epoll mode: protocol checks,
  *            suspend/resume around database work, connection limit
  *   pool.c   non-blocking libpq connections in pipeline mode, the API call,
- *            access-key lookup
+ *            access-key lookup; a pool per server (the primary, each standby)
+ *   standby.c  eventually consistent reads on standbys: which requests, the
+ *            standbys' replay lag, the choice of a standby
  *   metrics.c  Prometheus metrics on a separate port
  *   sigv4.c  AWS Signature Version 4 verification
  *   errmap.c PostgreSQL error -> DynamoDB error response
@@ -199,6 +201,9 @@ typedef struct GwConfig
 	int			metrics_port;	/* 0: no metrics endpoint */
 	bool		dev;
 	bool		verbose;
+	const char **standbys;		/* --standby conninfos (hot standbys of the primary) */
+	int			nstandbys;
+	double		max_standby_lag;	/* seconds; a standby lagging more is not used */
 } GwConfig;
 
 extern GwConfig gw_config;
@@ -234,6 +239,7 @@ typedef enum DbJobKind
 
 struct PgSlot;
 struct pg_result;
+typedef struct Pool Pool;		/* the connections to one server (pool.c) */
 
 /*
  * One unit of database work.  The caller fills the inputs and db_submit()s
@@ -249,6 +255,7 @@ typedef struct DbJob
 	const char *role;			/* NULL: the gateway's own role */
 	const char *region;
 	const char *sql;
+	bool		eventual;		/* JOB_API: an eventually consistent read (may go to a standby) */
 	DbResult	result;
 	struct pg_result *pgres;	/* JOB_SQL: the result (done() takes it) */
 	char		secret[129];	/* JOB_KEY: found secret and role */
@@ -265,6 +272,7 @@ typedef struct DbJob
 	bool		abandoned;
 	struct pg_result *res;
 	struct PgSlot *slot;
+	Pool	   *pool;			/* the server it was given to */
 	struct DbJob *next;
 } DbJob;
 
@@ -272,6 +280,7 @@ extern bool pool_init(void);
 extern void pool_shutdown(void);
 extern DbJob *db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg);
 extern void db_submit(DbJob *j);
+extern void db_submit_to(Pool *p, DbJob *j);
 extern void db_tick(void);
 extern void db_result_free(DbResult *r);
 
@@ -297,6 +306,34 @@ typedef struct PoolStats
 	uint64_t	retried;		/* requests re-sent: they had certainly not run */
 } PoolStats;
 extern void pool_stats(PoolStats *s);
+extern void pool_stats_of(const Pool *p, PoolStats *s);
+extern Pool *pool_primary(void);
+extern Pool *pool_standby(int i);
+extern int	pool_nstandbys(void);
+extern const char *pool_name(const Pool *p);
+extern int	pool_load(const Pool *p);
+
+/* ---- standby.c ---- */
+typedef enum StandbyEvent
+{
+	STANDBY_ANSWERED,			/* an eventually consistent read was answered by this server */
+	STANDBY_REROUTED			/* a standby did not answer one: it went to the primary */
+} StandbyEvent;
+
+/* Is this request an eventually consistent read (it may be served by a standby)? */
+extern bool gw_eventual_read(const char *op, const char *body);
+/* Parse a duration ("1s", "500ms", "2.5", "1min"): seconds, or -1 if invalid. */
+extern double gw_parse_duration(const char *s);
+extern void standby_init(void);
+/* Probes: the primary's WAL position, each standby's replay position. */
+extern void standby_tick(double now);
+/* A usable standby with the least load, or NULL (the read goes to the primary). */
+extern Pool *standby_choose(void);
+extern void standby_count(const Pool *p, StandbyEvent e);
+/* The standbys' state and counters, in Prometheus text. */
+extern void standby_metrics(Buf *b);
+/* How often the loop must run for the probes (ms), or -1 without standbys. */
+extern int	standby_tick_ms(void);
 
 /* ---- http.c ---- */
 struct MHD_Daemon;

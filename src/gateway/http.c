@@ -717,6 +717,7 @@ step_after_auth(struct MHD_Connection *c, const char *url, const char *method, R
 		j->body = req->body.data;
 		j->role = req->role[0] ? req->role : NULL;
 		j->region = req->region;
+		j->eventual = gw_config.nstandbys > 0 && gw_eventual_read(req->op, req->body.data);
 	}
 	req->step = STEP_API;
 	return run_job(c, req, method, j);

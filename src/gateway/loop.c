@@ -120,10 +120,14 @@ loop_run(void)
 	while (!stop_signal)
 	{
 		int			timeout = http_timeout_ms();
+		int			tick = standby_tick_ms();
 		int			n;
 
 		if (timeout < 0 || timeout > 250)
 			timeout = 250;
+		/* with standbys, wake up for their probes */
+		if (tick >= 0 && timeout > tick)
+			timeout = tick;
 		n = epoll_wait(epfd, evs, LOOP_MAX_EVENTS, timeout);
 		if (n < 0 && errno != EINTR)
 		{

@@ -6,6 +6,7 @@
  *                    [--timeout S] [--request-timeout S] [--region R]
  *                    [--account-id ID] [--tls-cert FILE --tls-key FILE]
  *                    [--metrics-port N] [--metrics-host ADDR]
+ *                    [--standby CONNINFO]... [--max-standby-lag DURATION]
  *                    [--dev] [--verbose] [--self-test]
  *
  * Every option can also come from the environment (DYNINDEX_GATEWAY_HOST,
@@ -44,13 +45,18 @@ usage(FILE *f)
 			"  --tls-key FILE         ... and this private key (PEM)\n"
 			"  --metrics-port N       serve Prometheus metrics on this port (default: off; 0 picks one)\n"
 			"  --metrics-host ADDR    address of the metrics endpoint (default 127.0.0.1)\n"
+			"  --standby CONNINFO     a hot standby of the database: eventually consistent reads\n"
+			"                         go there (repeat for more standbys)\n"
+			"  --max-standby-lag D    use a standby only while its replay lag is at most D\n"
+			"                         (e.g. 1s, 500ms; default 1s)\n"
 			"  --dev                  development mode: NO authentication\n"
 			"  --verbose              log every request\n"
 			"  --self-test            run the unit tests and exit\n"
 			"  --help                 this text\n\n"
 			"Environment: DYNINDEX_GATEWAY_HOST, _PORT, _DBNAME, _POOL_SIZE, _PIPELINE_DEPTH,\n"
 			"_MAX_CONNECTIONS, _TIMEOUT, _REQUEST_TIMEOUT, _REGION, _ACCOUNT_ID, _TLS_CERT,\n"
-			"_TLS_KEY, _METRICS_PORT, _METRICS_HOST, _DEV=1, _VERBOSE=1.\n");
+			"_TLS_KEY, _METRICS_PORT, _METRICS_HOST, _DEV=1, _VERBOSE=1, _STANDBY (connection\n"
+			"strings separated by ';'), _MAX_STANDBY_LAG.\n");
 }
 
 static int
@@ -89,6 +95,36 @@ valid_region(const char *r)
 	return true;
 }
 
+/* Add a --standby connection string. */
+static void
+add_standby(const char *conninfo)
+{
+	const char **n = realloc(gw_config.standbys, sizeof(char *) * (size_t) (gw_config.nstandbys + 1));
+
+	if (n == NULL)
+	{
+		fprintf(stderr, "dynindex-gateway: out of memory\n");
+		exit(1);
+	}
+	gw_config.standbys = n;
+	gw_config.standbys[gw_config.nstandbys++] = conninfo;
+}
+
+/* --max-standby-lag: a duration of 0 to 1 hour. */
+static double
+parse_lag(const char *s, const char *what)
+{
+	double		v = gw_parse_duration(s);
+
+	if (v < 0 || v > 3600)
+	{
+		fprintf(stderr, "dynindex-gateway: invalid %s: %s (expected a duration such as 1s, 500ms, 2.5s; at most 1 hour)\n",
+				what, s);
+		exit(2);
+	}
+	return v;
+}
+
 /* Raise the open-file limit as far as allowed; clamp --max-connections to it. */
 static void
 fit_file_limit(void)
@@ -106,10 +142,10 @@ fit_file_limit(void)
 	}
 	/* client sockets, room for those being closed, the pool, a margin */
 	need = (long) gw_config.max_connections + gw_config.max_connections / 4 + 64 +
-		gw_config.pool_size + 64;
+		(long) gw_config.pool_size * (1 + gw_config.nstandbys) + 64;
 	if (rl.rlim_cur != RLIM_INFINITY && need > (long) rl.rlim_cur)
 	{
-		long		fit = ((long) rl.rlim_cur - 128 - gw_config.pool_size) * 4 / 5;
+		long		fit = ((long) rl.rlim_cur - 128 - (long) gw_config.pool_size * (1 + gw_config.nstandbys)) * 4 / 5;
 
 		if (fit < 1)
 			fit = 1;
@@ -137,6 +173,8 @@ main(int argc, char **argv)
 		{"tls-key", required_argument, NULL, 'K'},
 		{"metrics-port", required_argument, NULL, 'M'},
 		{"metrics-host", required_argument, NULL, 'H'},
+		{"standby", required_argument, NULL, 'S'},
+		{"max-standby-lag", required_argument, NULL, 'l'},
 		{"dev", no_argument, NULL, 'D'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"self-test", no_argument, NULL, 'T'},
@@ -146,6 +184,7 @@ main(int argc, char **argv)
 	const char *v;
 	int			ch;
 	int			sig;
+	bool		standby_from_flag = false;
 
 	gw_config.host = "127.0.0.1";
 	gw_config.port = 8000;
@@ -159,6 +198,7 @@ main(int argc, char **argv)
 	gw_config.account_id = NULL;
 	gw_config.metrics_host = "127.0.0.1";
 	gw_config.metrics_port = -1;
+	gw_config.max_standby_lag = 1.0;
 	if ((v = getenv("DYNINDEX_GATEWAY_HOST")) && *v)
 		gw_config.host = v;
 	if ((v = getenv("DYNINDEX_GATEWAY_PORT")) && *v)
@@ -187,6 +227,16 @@ main(int argc, char **argv)
 		gw_config.metrics_port = parse_int(v, "DYNINDEX_GATEWAY_METRICS_PORT", 0, 65535);
 	if ((v = getenv("DYNINDEX_GATEWAY_METRICS_HOST")) && *v)
 		gw_config.metrics_host = v;
+	if ((v = getenv("DYNINDEX_GATEWAY_STANDBY")) && *v)
+	{
+		char	   *list = strdup(v);
+
+		for (char *tok = strtok(list, ";"); tok; tok = strtok(NULL, ";"))
+			if (tok[strspn(tok, " \t")] != '\0')
+				add_standby(tok);
+	}
+	if ((v = getenv("DYNINDEX_GATEWAY_MAX_STANDBY_LAG")) && *v)
+		gw_config.max_standby_lag = parse_lag(v, "DYNINDEX_GATEWAY_MAX_STANDBY_LAG");
 	gw_config.dev = env_true("DYNINDEX_GATEWAY_DEV");
 	gw_config.verbose = env_true("DYNINDEX_GATEWAY_VERBOSE");
 
@@ -235,6 +285,18 @@ main(int argc, char **argv)
 				break;
 			case 'H':
 				gw_config.metrics_host = optarg;
+				break;
+			case 'S':
+				if (!standby_from_flag)
+				{
+					/* --standby replaces the environment's list */
+					gw_config.nstandbys = 0;
+					standby_from_flag = true;
+				}
+				add_standby(optarg);
+				break;
+			case 'l':
+				gw_config.max_standby_lag = parse_lag(optarg, "--max-standby-lag");
 				break;
 			case 'D':
 				gw_config.dev = true;
@@ -306,6 +368,9 @@ main(int argc, char **argv)
 		   gw_config.host, http_bound_port(),
 		   gw_config.dev ? "dev mode, no authentication" : "SigV4 authentication",
 		   gw_config.pool_size);
+	for (int i = 0; i < pool_nstandbys(); i++)
+		printf("dynindex-gateway standby %s for eventually consistent reads (max lag %g s)\n",
+			   pool_name(pool_standby(i)), gw_config.max_standby_lag);
 	if (metrics_bound_port() >= 0)
 		printf("dynindex-gateway metrics on http://%s:%d/metrics\n", gw_config.metrics_host,
 			   metrics_bound_port());

@@ -316,6 +316,7 @@ render(PGresult *table_res, int table_state, size_t *len)
 	header(&b, "dynindex_gateway_requests_resent_total", "counter",
 		   "read-only lookups re-sent after their connection failed");
 	buf_printf(&b, "dynindex_gateway_requests_resent_total %llu\n", (unsigned long long) ps.retried);
+	standby_metrics(&b);
 	header(&b, "dynindex_gateway_scrapes_total", "counter", "scrapes of this endpoint");
 	buf_printf(&b, "dynindex_gateway_scrapes_total %llu\n", (unsigned long long) scrapes);
 

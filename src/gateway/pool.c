@@ -17,6 +17,15 @@
  * While no connection can be opened, waiting jobs fail at once with
  * DB_UNAVAILABLE; the next job tries to connect again.  A job unanswered
  * after --request-timeout gets DB_TIMEOUT (its statement is cancelled).
+ *
+ * Standbys (--standby): each has a pool of its own, the same kind.  A job
+ * marked eventual (an eventually consistent read) goes to a standby that
+ * standby.c finds usable (up, in recovery, replay lag within
+ * --max-standby-lag), else to the primary.  A read is safe to run twice, so a
+ * job a standby did not answer with a result -- its connection failed, it
+ * could not be sent, or an error came back (the standby may not have replayed
+ * the table yet) -- is sent again to the primary, which answers it: a standby
+ * that fails loses no request.
  */
 #include "gateway.h"
 
@@ -66,9 +75,12 @@ typedef enum SlotState
 	SLOT_READY
 } SlotState;
 
+struct Pool;
+
 typedef struct PgSlot
 {
 	int			id;
+	struct Pool *pool;
 	PGconn	   *conn;
 	SlotState	state;
 	LoopWatch	watch;
@@ -82,17 +94,30 @@ typedef struct PgSlot
 	double		connect_deadline;
 } PgSlot;
 
-static PgSlot *slots;
-static int	nslots;
-static DbJob *wait_head;
-static DbJob *wait_tail;
-static int	nwaiting;
-static PoolStats stats;
+/* The connections to one server (the primary, or one standby) and its queue. */
+struct Pool
+{
+	const char *name;			/* "primary", or the standby's host:port */
+	const char *conninfo;
+	bool		standby;
+	PgSlot	   *slots;
+	int			nslots;
+	DbJob	   *wait_head;		/* waiting for a connection */
+	DbJob	   *wait_tail;
+	int			nwaiting;
+	PoolStats	stats;
+	bool		failure_logged; /* a standby's connect failure was logged (log it once) */
+};
+
+static Pool primary;
+static Pool *standbys;
+static int	nstandbys;
 static double next_tick;
 static int	busy_depth;			/* > 0: inside pool processing; dispatch later */
 
-static void dispatch(void);
+static void dispatch_all(void);
 static void slot_event(void *arg, uint32_t events);
+static void waitq_push(Pool *p, DbJob *j, bool front);
 
 /* A new job of this kind; done(job) will be called with the outcome. */
 DbJob *
@@ -131,10 +156,44 @@ job_free(DbJob *j)
 	free(j);
 }
 
+/*
+ * An eventually consistent read a standby did not answer with a result goes
+ * to the primary (a read may run twice).  A body that is not JSON is refused
+ * the same way by any server: that answer stands.
+ */
+static bool
+job_reroute(DbJob *j)
+{
+	if (j->abandoned || j->kind != JOB_API || j->pool == NULL || !j->pool->standby ||
+		j->result.status == DB_OK || j->result.status == DB_SERIALIZATION ||
+		j->result.status == DB_TIMEOUT)
+		return false;
+	standby_count(j->pool, STANDBY_REROUTED);
+	if (gw_config.verbose)
+		gw_log("standby %s did not answer a %s (%s): sent to the primary", j->pool->name, j->op,
+			   j->result.status == DB_ERROR ? j->result.sqlstate : "connection");
+	if (j->res)
+	{
+		PQclear(j->res);
+		j->res = NULL;
+	}
+	db_result_free(&j->result);
+	j->slot = NULL;
+	j->sent = false;
+	j->stage = 0;
+	j->pool = &primary;
+	waitq_push(&primary, j, true);
+	return true;
+}
+
 /* Hand the outcome to the job's owner (once), then free the job. */
 static void
 job_complete(DbJob *j)
 {
+	if (job_reroute(j))
+		return;
+	if (!j->abandoned && j->kind == JOB_API && j->eventual && j->pool)
+		standby_count(j->pool, STANDBY_ANSWERED);
 	if (!j->abandoned && j->done)
 		j->done(j);
 	job_free(j);
@@ -150,37 +209,40 @@ job_fail(DbJob *j, DbStatus st)
 	job_complete(j);
 }
 
+/* Queue j on p to wait for a connection (front: it has waited already). */
 static void
-waitq_push(DbJob *j, bool front)
+waitq_push(Pool *p, DbJob *j, bool front)
 {
 	j->next = NULL;
-	if (wait_head == NULL)
-		wait_head = wait_tail = j;
+	j->pool = p;
+	if (p->wait_head == NULL)
+		p->wait_head = p->wait_tail = j;
 	else if (front)
 	{
-		j->next = wait_head;
-		wait_head = j;
+		j->next = p->wait_head;
+		p->wait_head = j;
 	}
 	else
 	{
-		wait_tail->next = j;
-		wait_tail = j;
+		p->wait_tail->next = j;
+		p->wait_tail = j;
 	}
-	nwaiting++;
+	p->nwaiting++;
 }
 
+/* The first job waiting on p, taken off the queue (NULL: none). */
 static DbJob *
-waitq_pop(void)
+waitq_pop(Pool *p)
 {
-	DbJob	   *j = wait_head;
+	DbJob	   *j = p->wait_head;
 
 	if (j)
 	{
-		wait_head = j->next;
-		if (wait_head == NULL)
-			wait_tail = NULL;
+		p->wait_head = j->next;
+		if (p->wait_head == NULL)
+			p->wait_tail = NULL;
 		j->next = NULL;
-		nwaiting--;
+		p->nwaiting--;
 	}
 	return j;
 }
@@ -197,15 +259,36 @@ trim_newline(char *s)
 		s[--n] = '\0';
 }
 
-/* Log a libpq message on one line. */
+/* Log a libpq message on one line (of a standby's pool: naming the standby). */
 static void
-log_pq(const char *what, const char *m)
+log_pq_of(const Pool *p, const char *what, const char *m)
 {
 	char	   *c = strdup(m ? m : "");
 
 	trim_newline(c);
-	gw_log("%s: %s", what, c ? c : "");
+	if (p && p->standby)
+		gw_log("standby %s: %s: %s", p->name, what, c ? c : "");
+	else
+		gw_log("%s: %s", what, c ? c : "");
 	free(c);
+}
+
+/* Log a libpq message on one line. */
+static void
+log_pq(const char *what, const char *m)
+{
+	log_pq_of(NULL, what, m);
+}
+
+/* A connection attempt of p failed: count it, log it (a standby's once until it is back). */
+static void
+connect_failed(Pool *p, const char *m)
+{
+	p->stats.connect_failures++;
+	if (p->standby && p->failure_logged)
+		return;
+	p->failure_logged = true;
+	log_pq_of(p, "cannot connect to PostgreSQL", m);
 }
 
 /* Watch the slot's socket for input, and for output while libpq has unsent data. */
@@ -244,11 +327,12 @@ static void
 slot_broken(PgSlot *s, const char *why)
 {
 	DbJob	   *j = s->head;
+	Pool	   *p = s->pool;
 
 	if (s->state == SLOT_READY || s->state == SLOT_SETUP)
-		stats.lost++;
+		p->stats.lost++;
 	if (why)
-		log_pq(j ? "lost the database connection with requests in flight (not retried: their outcome is unknown)" :
+		log_pq_of(p, j ? "lost the database connection with requests in flight (not retried: their outcome is unknown)" :
 			   "lost the database connection", why);
 	s->head = s->tail = NULL;
 	s->inflight = 0;
@@ -272,14 +356,15 @@ slot_broken(PgSlot *s, const char *why)
 		else if ((j->kind == JOB_KEY || j->kind == JOB_SQL) && ++j->attempts < 2)
 		{
 			j->sent = false;
-			stats.retried++;
-			waitq_push(j, true);
+			p->stats.retried++;
+			waitq_push(p, j, true);
 		}
 		else if (j->kind == JOB_KEY || j->kind == JOB_SQL)
 			job_fail(j, DB_UNAVAILABLE);
 		else
 		{
-			stats.unknown_outcome++;
+			if (!p->standby)
+				p->stats.unknown_outcome++;
 			job_fail(j, DB_UNKNOWN);
 		}
 		j = next;
@@ -299,12 +384,13 @@ notice_processor(void *arg, const char *message)
 static bool
 slot_connect_start(PgSlot *s)
 {
+	Pool	   *p = s->pool;
 	const char *keys[] = {"dbname", "fallback_application_name", "connect_timeout", NULL};
-	const char *vals[] = {gw_config.conninfo, "dynindex-gateway", "5", NULL};
+	const char *vals[] = {p->conninfo, "dynindex-gateway", "5", NULL};
 	int			fd;
 
 	/* dbname may be a full connection string; later keywords only fill gaps. */
-	if (gw_config.conninfo == NULL || gw_config.conninfo[0] == '\0')
+	if (p->conninfo == NULL || p->conninfo[0] == '\0')
 	{
 		keys[0] = "fallback_application_name";
 		vals[0] = "dynindex-gateway";
@@ -317,9 +403,7 @@ slot_connect_start(PgSlot *s)
 	if (s->conn == NULL || PQstatus(s->conn) == CONNECTION_BAD ||
 		(fd = PQsocket(s->conn)) < 0)
 	{
-		if (s->conn)
-			log_pq("cannot connect to PostgreSQL", PQerrorMessage(s->conn));
-		stats.connect_failures++;
+		connect_failed(p, s->conn ? PQerrorMessage(s->conn) : "out of memory");
 		slot_close(s);
 		return false;
 	}
@@ -329,7 +413,7 @@ slot_connect_start(PgSlot *s)
 	s->watch.arg = s;
 	if (!loop_add(&s->watch, fd, EPOLLOUT))
 	{
-		stats.connect_failures++;
+		p->stats.connect_failures++;
 		slot_close(s);
 		return false;
 	}
@@ -392,16 +476,19 @@ slot_connected(PgSlot *s)
 	PQsetNoticeProcessor(s->conn, notice_processor, NULL);
 	if (PQsetnonblocking(s->conn, 1) != 0 || PQenterPipelineMode(s->conn) != 1)
 	{
-		log_pq("cannot enter pipeline mode", PQerrorMessage(s->conn));
-		stats.connect_failures++;
+		log_pq_of(s->pool, "cannot enter pipeline mode", PQerrorMessage(s->conn));
+		s->pool->stats.connect_failures++;
 		slot_close(s);
 		return;
 	}
 	s->state = SLOT_SETUP;
 	s->prepared = true;			/* until a prepare fails */
-	stats.connects++;
+	s->pool->stats.connects++;
+	if (s->pool->failure_logged && s->pool->standby)
+		gw_log("standby %s: connected", s->pool->name);
+	s->pool->failure_logged = false;
 	if (s->ever_connected)
-		stats.reconnects++;
+		s->pool->stats.reconnects++;
 	s->ever_connected = true;
 	if (!send_setup(s))
 	{
@@ -411,15 +498,15 @@ slot_connected(PgSlot *s)
 	slot_watch_update(s);
 }
 
-/* No connection is open or opening: nothing waiting can run now. */
+/* No connection of p is open or opening: nothing waiting there can run now. */
 static void
-fail_waiting_if_down(void)
+fail_waiting_if_down(Pool *p)
 {
-	for (int i = 0; i < nslots; i++)
-		if (slots[i].state != SLOT_DOWN)
+	for (int i = 0; i < p->nslots; i++)
+		if (p->slots[i].state != SLOT_DOWN)
 			return;
-	while (wait_head)
-		job_fail(waitq_pop(), DB_UNAVAILABLE);
+	while (p->wait_head)
+		job_fail(waitq_pop(p), DB_UNAVAILABLE);
 }
 
 /* Drive a connection attempt. */
@@ -451,7 +538,7 @@ slot_connect_poll(PgSlot *s)
 					loop_del(&s->watch);
 					if (fd < 0 || !loop_add(&s->watch, fd, ev))
 					{
-						stats.connect_failures++;
+						s->pool->stats.connect_failures++;
 						slot_close(s);
 					}
 				}
@@ -461,13 +548,12 @@ slot_connect_poll(PgSlot *s)
 			}
 		case PGRES_POLLING_FAILED:
 		default:
-			log_pq("cannot connect to PostgreSQL", PQerrorMessage(s->conn));
-			stats.connect_failures++;
+			connect_failed(s->pool, PQerrorMessage(s->conn));
 			slot_close(s);
 			break;
 	}
 	if (s->state == SLOT_DOWN)
-		fail_waiting_if_down();
+		fail_waiting_if_down(s->pool);
 }
 
 /* Did this result mean the connection is gone? */
@@ -806,7 +892,7 @@ slot_event(void *arg, uint32_t events)
 			slot_watch_update(s);
 	}
 	busy_depth--;
-	dispatch();
+	dispatch_all();
 }
 
 /* Send job j on s (READY).  False: nothing was sent, the connection is bad. */
@@ -862,25 +948,22 @@ slot_send(PgSlot *s, DbJob *j)
 	return true;
 }
 
-/* Give waiting jobs to connections; open connections as needed. */
+/* Give p's waiting jobs to its connections; open connections as needed. */
 static void
-dispatch(void)
+dispatch(Pool *p)
 {
 	bool		connect_failed = false;
 
-	if (busy_depth > 0)
-		return;
-	busy_depth++;
-	while (wait_head)
+	while (p->wait_head)
 	{
 		PgSlot	   *best = NULL;
 		PgSlot	   *down = NULL;
 		int			opening = 0;
 		DbJob	   *j;
 
-		for (int i = 0; i < nslots; i++)
+		for (int i = 0; i < p->nslots; i++)
 		{
-			PgSlot	   *s = &slots[i];
+			PgSlot	   *s = &p->slots[i];
 
 			if (s->state == SLOT_READY)
 			{
@@ -899,37 +982,66 @@ dispatch(void)
 		if (best == NULL || best->inflight > 0)
 		{
 			/* Open another connection while the pool is not full... */
-			if (down && !connect_failed && opening < nwaiting)
+			if (down && !connect_failed && opening < p->nwaiting)
 			{
 				if (slot_connect_start(down))
 					continue;
 				connect_failed = true;
-				fail_waiting_if_down();
+				fail_waiting_if_down(p);
 				continue;
 			}
 			/* ... and wait for one being opened. */
 			if (opening > 0 || best == NULL || best->inflight >= gw_config.pipeline_depth)
 				break;
 		}
-		j = waitq_pop();
+		j = waitq_pop(p);
 		if (!slot_send(best, j))
 		{
 			/* nothing sent: the connection was bad before the request */
-			stats.retried++;
-			waitq_push(j, true);
+			p->stats.retried++;
+			waitq_push(p, j, true);
 			slot_broken(best, PQerrorMessage(best->conn));
 		}
 	}
+}
+
+/*
+ * Dispatch every pool: the standbys first, as a job a standby fails goes to
+ * the primary's queue.
+ */
+static void
+dispatch_all(void)
+{
+	if (busy_depth > 0)
+		return;
+	busy_depth++;
+	for (int i = 0; i < nstandbys; i++)
+		dispatch(&standbys[i]);
+	dispatch(&primary);
 	busy_depth--;
 }
 
-/* Run j on a pooled connection. */
+/* Run j on a connection of p. */
+void
+db_submit_to(Pool *p, DbJob *j)
+{
+	j->deadline = gw_now() + gw_config.request_timeout;
+	waitq_push(p, j, false);
+	dispatch_all();
+}
+
+/*
+ * Run j on a pooled connection: an eventually consistent read on a usable
+ * standby, everything else on the primary.
+ */
 void
 db_submit(DbJob *j)
 {
-	j->deadline = gw_now() + gw_config.request_timeout;
-	waitq_push(j, false);
-	dispatch();
+	Pool	   *p = NULL;
+
+	if (j->kind == JOB_API && j->eventual && nstandbys > 0)
+		p = standby_choose();
+	db_submit_to(p ? p : &primary, j);
 }
 
 /* Cancel the statement running on s (blocking, but short: a local connect). */
@@ -951,27 +1063,23 @@ slot_cancel(PgSlot *s)
 	}
 }
 
-/* Timers: requests past their deadline, connection attempts that hang. */
-void
-db_tick(void)
+/* Timers of pool p: requests past their deadline, connection attempts that hang. */
+static void
+pool_tick(Pool *p, double now)
 {
-	double		now = gw_now();
 	DbJob	   *keep_head = NULL;
 	DbJob	   *keep_tail = NULL;
 	int			kept = 0;
 
-	if (now < next_tick)
-		return;
-	next_tick = now + 0.1;
-	busy_depth++;
-	while (wait_head)
+	while (p->wait_head)
 	{
-		DbJob	   *j = waitq_pop();
+		DbJob	   *j = waitq_pop(p);
 
 		if (j->deadline <= now)
 		{
-			stats.timeouts++;
-			gw_log("a request waited %d s for a database connection", gw_config.request_timeout);
+			p->stats.timeouts++;
+			if (j->kind != JOB_SQL || !p->standby)
+				gw_log("a request waited %d s for a database connection", gw_config.request_timeout);
 			job_fail(j, DB_TIMEOUT);
 			continue;
 		}
@@ -983,19 +1091,18 @@ db_tick(void)
 		keep_tail = j;
 		kept++;
 	}
-	wait_head = keep_head;
-	wait_tail = keep_tail;
-	nwaiting = kept;
-	for (int i = 0; i < nslots; i++)
+	p->wait_head = keep_head;
+	p->wait_tail = keep_tail;
+	p->nwaiting = kept;
+	for (int i = 0; i < p->nslots; i++)
 	{
-		PgSlot	   *s = &slots[i];
+		PgSlot	   *s = &p->slots[i];
 
 		if (s->state == SLOT_CONNECTING && now > s->connect_deadline)
 		{
-			gw_log("cannot connect to PostgreSQL: timeout");
-			stats.connect_failures++;
+			connect_failed(p, "timeout");
 			slot_close(s);
-			fail_waiting_if_down();
+			fail_waiting_if_down(p);
 			continue;
 		}
 		for (DbJob *j = s->head; j; j = j->next)
@@ -1003,8 +1110,10 @@ db_tick(void)
 			if (j->kind == JOB_SETUP || j->abandoned || j->deadline > now)
 				continue;
 			/* answered now; the result is dropped when it arrives */
-			stats.timeouts++;
-			gw_log("a request got no answer within %d s: cancelled", gw_config.request_timeout);
+			p->stats.timeouts++;
+			gw_log("%s%s%sa request got no answer within %d s: cancelled",
+				   p->standby ? "standby " : "", p->standby ? p->name : "", p->standby ? ": " : "",
+				   gw_config.request_timeout);
 			j->result.status = DB_TIMEOUT;
 			j->key_found = -1;
 			if (j->done)
@@ -1013,25 +1122,109 @@ db_tick(void)
 			slot_cancel(s);
 		}
 	}
+}
+
+/* Timers: requests past their deadline, connection attempts that hang; standby probes. */
+void
+db_tick(void)
+{
+	double		now = gw_now();
+
+	if (nstandbys > 0)
+	{
+		busy_depth++;
+		standby_tick(now);
+		busy_depth--;
+	}
+	if (now < next_tick)
+	{
+		dispatch_all();
+		return;
+	}
+	next_tick = now + 0.1;
+	busy_depth++;
+	pool_tick(&primary, now);
+	for (int i = 0; i < nstandbys; i++)
+		pool_tick(&standbys[i], now);
 	busy_depth--;
-	dispatch();
+	dispatch_all();
+}
+
+/* Set up pool p of nslots connections to conninfo (none opened yet). */
+static bool
+pool_setup(Pool *p, const char *name, const char *conninfo, bool standby, int nslots)
+{
+	p->name = name;
+	p->conninfo = conninfo;
+	p->standby = standby;
+	p->nslots = nslots;
+	p->slots = calloc((size_t) nslots, sizeof(PgSlot));
+	if (p->slots == NULL)
+		return false;
+	for (int i = 0; i < nslots; i++)
+	{
+		p->slots[i].id = i;
+		p->slots[i].pool = p;
+		p->slots[i].watch.fd = -1;
+	}
+	return true;
+}
+
+/*
+ * A short name of a standby for logs and metrics: host:port of its
+ * connection string (never the password).
+ */
+static const char *
+standby_name(const char *conninfo, int i)
+{
+	PQconninfoOption *opts = PQconninfoParse(conninfo, NULL);
+	const char *host = NULL;
+	const char *port = NULL;
+	Buf			b;
+
+	for (PQconninfoOption *o = opts; o && o->keyword; o++)
+	{
+		if (strcmp(o->keyword, "host") == 0 && o->val && *o->val)
+			host = o->val;
+		else if (strcmp(o->keyword, "hostaddr") == 0 && o->val && *o->val && host == NULL)
+			host = o->val;
+		else if (strcmp(o->keyword, "port") == 0 && o->val && *o->val)
+			port = o->val;
+	}
+	buf_init(&b);
+	if (host || port)
+		buf_printf(&b, "%s:%s", host ? host : "", port ? port : "");
+	else
+		buf_printf(&b, "standby%d", i);
+	PQconninfoFree(opts);
+	return buf_steal(&b, NULL);
 }
 
 bool
 pool_init(void)
 {
-	nslots = gw_config.pool_size;
-	slots = calloc((size_t) nslots, sizeof(PgSlot));
-	if (slots == NULL)
+	if (!pool_setup(&primary, "primary", gw_config.conninfo, false, gw_config.pool_size))
 		return false;
-	for (int i = 0; i < nslots; i++)
+	if (gw_config.nstandbys > 0)
 	{
-		slots[i].id = i;
-		slots[i].watch.fd = -1;
+		standbys = calloc((size_t) gw_config.nstandbys, sizeof(Pool));
+		if (standbys == NULL)
+			return false;
+		for (int i = 0; i < gw_config.nstandbys; i++)
+		{
+			const char *name = standby_name(gw_config.standbys[i], i);
+
+			if (name == NULL ||
+				!pool_setup(&standbys[i], name, gw_config.standbys[i], true, gw_config.pool_size))
+				return false;
+		}
+		nstandbys = gw_config.nstandbys;
+		standby_init();
 	}
 	/* Open one connection up front, so configuration errors show at start. */
 	{
 		PGconn	   *c;
+		PgSlot	   *s0 = &primary.slots[0];
 		const char *keys[] = {"dbname", "fallback_application_name", "connect_timeout", NULL};
 		const char *vals[] = {gw_config.conninfo, "dynindex-gateway", "5", NULL};
 
@@ -1052,25 +1245,26 @@ pool_init(void)
 			PQfinish(c);
 			return false;
 		}
-		slots[0].conn = c;
-		slots[0].watch.fn = slot_event;
-		slots[0].watch.arg = &slots[0];
-		if (!loop_add(&slots[0].watch, PQsocket(c), EPOLLIN | EPOLLRDHUP))
+		s0->conn = c;
+		s0->watch.fn = slot_event;
+		s0->watch.arg = s0;
+		if (!loop_add(&s0->watch, PQsocket(c), EPOLLIN | EPOLLRDHUP))
 		{
-			slot_close(&slots[0]);
+			slot_close(s0);
 			return false;
 		}
-		slot_connected(&slots[0]);
+		slot_connected(s0);
 	}
 	return true;
 }
 
-void
-pool_shutdown(void)
+/* Close p's connections, dropping its jobs. */
+static void
+pool_close(Pool *p)
 {
-	for (int i = 0; i < nslots; i++)
+	for (int i = 0; i < p->nslots; i++)
 	{
-		DbJob	   *j = slots[i].head;
+		DbJob	   *j = p->slots[i].head;
 
 		while (j)
 		{
@@ -1080,12 +1274,12 @@ pool_shutdown(void)
 			job_free(j);
 			j = next;
 		}
-		slots[i].head = slots[i].tail = NULL;
-		slot_close(&slots[i]);
+		p->slots[i].head = p->slots[i].tail = NULL;
+		slot_close(&p->slots[i]);
 	}
-	while (wait_head)
+	while (p->wait_head)
 	{
-		DbJob	   *j = waitq_pop();
+		DbJob	   *j = waitq_pop(p);
 
 		j->abandoned = true;
 		job_free(j);
@@ -1093,20 +1287,74 @@ pool_shutdown(void)
 }
 
 void
+pool_shutdown(void)
+{
+	for (int i = 0; i < nstandbys; i++)
+		pool_close(&standbys[i]);
+	pool_close(&primary);
+}
+
+/* The figures of pool p. */
+void
+pool_stats_of(const Pool *p, PoolStats *out)
+{
+	*out = p->stats;
+	out->size = p->nslots;
+	out->ready = out->connecting = out->busy = out->inflight = 0;
+	for (int i = 0; i < p->nslots; i++)
+	{
+		if (p->slots[i].state == SLOT_READY)
+			out->ready++;
+		else if (p->slots[i].state != SLOT_DOWN)
+			out->connecting++;
+		if (p->slots[i].inflight > 0)
+			out->busy++;
+		out->inflight += p->slots[i].inflight;
+	}
+	out->queued = p->nwaiting;
+}
+
+/* The primary's figures. */
+void
 pool_stats(PoolStats *out)
 {
-	*out = stats;
-	out->size = nslots;
-	out->ready = out->connecting = out->busy = out->inflight = 0;
-	for (int i = 0; i < nslots; i++)
-	{
-		if (slots[i].state == SLOT_READY)
-			out->ready++;
-		else if (slots[i].state != SLOT_DOWN)
-			out->connecting++;
-		if (slots[i].inflight > 0)
-			out->busy++;
-		out->inflight += slots[i].inflight;
-	}
-	out->queued = nwaiting;
+	pool_stats_of(&primary, out);
+}
+
+/* The primary's pool. */
+Pool *
+pool_primary(void)
+{
+	return &primary;
+}
+
+/* Standby i's pool (0 <= i < pool_nstandbys()). */
+Pool *
+pool_standby(int i)
+{
+	return &standbys[i];
+}
+
+int
+pool_nstandbys(void)
+{
+	return nstandbys;
+}
+
+/* p's name: "primary" or a standby's host:port. */
+const char *
+pool_name(const Pool *p)
+{
+	return p->name;
+}
+
+/* Requests sent to p and not answered, plus those waiting for its connections. */
+int
+pool_load(const Pool *p)
+{
+	int			n = p->nwaiting;
+
+	for (int i = 0; i < p->nslots; i++)
+		n += p->slots[i].inflight;
+	return n;
 }

@@ -309,6 +309,61 @@ test_gunzip(void)
 	free(z2);
 }
 
+/* Which requests may go to a standby (--standby): eventually consistent reads only. */
+static void
+test_eventual_read(void)
+{
+	static const struct
+	{
+		const char *op;
+		const char *body;
+		bool		eventual;
+	}			cases[] = {
+		{"GetItem", "{\"TableName\":\"T\",\"Key\":{\"k\":{\"S\":\"a\"}}}", true},
+		{"GetItem", "{\"TableName\":\"T\",\"ConsistentRead\":false}", true},
+		{"GetItem", "{ \"ConsistentRead\" : false , \"TableName\":\"T\"}", true},
+		{"GetItem", "{\"TableName\":\"T\",\"ConsistentRead\":true}", false},
+		{"GetItem", "{\"ConsistentRead\":false,\"ConsistentRead\":true}", false},
+		{"GetItem", "{\"ConsistentRead\":\"false\"}", false},
+		{"GetItem", "{\"ConsistentRead\":null}", false},
+		{"GetItem", "{\"ConsistentRead\":falsey}", false},
+		{"GetItem", "{\"Consistent\\u0052ead\":true}", false},	/* an escaped name could be anything */
+		{"GetItem", "{\"TableName\":\"T\",\"Key\":{\"ConsistentRead\":{\"BOOL\":true}}}", true},
+		{"GetItem", "{\"TableName\":\"T\"", false},
+		{"GetItem", "[]", false},
+		{"Query", "{\"TableName\":\"T\",\"IndexName\":\"g\",\"KeyConditionExpression\":\"k = :k\"}", true},
+		{"Query", "{\"TableName\":\"T\",\"ConsistentRead\":true}", false},
+		{"Scan", "{\"TableName\":\"T\",\"Segment\":0,\"TotalSegments\":2}", true},
+		{"Scan", "{\"TableName\":\"T\",\"ConsistentRead\":true}", false},
+		{"BatchGetItem", "{\"RequestItems\":{\"A\":{\"Keys\":[]},\"B\":{\"Keys\":[],\"ConsistentRead\":false}}}", true},
+		{"BatchGetItem", "{\"RequestItems\":{\"A\":{\"Keys\":[]},\"B\":{\"Keys\":[],\"ConsistentRead\":true}}}", false},
+		{"BatchGetItem", "{\"RequestItems\":[]}", false},
+		{"ExecuteStatement", "{\"Statement\":\"SELECT * FROM T\"}", true},
+		{"ExecuteStatement", "{\"Statement\":\"\\n  select*from T\",\"ConsistentRead\":false}", true},
+		{"ExecuteStatement", "{\"Statement\":\"SELECT * FROM T\",\"ConsistentRead\":true}", false},
+		{"ExecuteStatement", "{\"Statement\":\"UPDATE T SET a = 1 WHERE k = 'a'\"}", false},
+		{"ExecuteStatement", "{\"Statement\":\"SELECTED\"}", false},
+		{"ExecuteStatement", "{\"Statement\":\"\\u0053ELECT 1\"}", false},
+		{"ExecuteStatement", "{\"Parameters\":[]}", false},
+		{"BatchExecuteStatement", "{\"Statements\":[{\"Statement\":\"SELECT * FROM T\"},{\"Statement\":\"select * from U\"}]}", true},
+		{"BatchExecuteStatement", "{\"Statements\":[{\"Statement\":\"SELECT * FROM T\"},{\"Statement\":\"DELETE FROM T WHERE k = 1\"}]}", false},
+		{"BatchExecuteStatement", "{\"Statements\":[{\"Statement\":\"SELECT * FROM T\",\"ConsistentRead\":true}]}", false},
+		{"TransactGetItems", "{\"TransactItems\":[]}", false},
+		{"ExecuteTransaction", "{\"TransactStatements\":[{\"Statement\":\"SELECT * FROM T\"}]}", false},
+		{"PutItem", "{\"TableName\":\"T\"}", false},
+		{"DescribeTable", "{\"TableName\":\"T\"}", false},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		CHECK(gw_eventual_read(cases[i].op, cases[i].body) == cases[i].eventual,
+			  "%s %s: eventual %d expected", cases[i].op, cases[i].body, cases[i].eventual);
+	CHECK(gw_parse_duration("1s") == 1.0 && gw_parse_duration("500ms") == 0.5 &&
+		  gw_parse_duration("2.5") == 2.5 && gw_parse_duration("1min") == 60.0 &&
+		  gw_parse_duration("0") == 0.0, "durations");
+	CHECK(gw_parse_duration("") < 0 && gw_parse_duration("1h") < 0 && gw_parse_duration("-1s") < 0 &&
+		  gw_parse_duration("s") < 0 && gw_parse_duration("nan") < 0, "invalid durations");
+}
+
 int
 gw_self_test(void)
 {
@@ -320,6 +375,7 @@ gw_self_test(void)
 	test_request_id();
 	test_accept_encoding();
 	test_gunzip();
+	test_eventual_read();
 	printf("dynindex-gateway self-test: %d checks, %d failures\n", checks, failures);
 	return failures ? 1 : 0;
 }
