@@ -421,6 +421,9 @@ standby_log_state(Standby *s, double now)
 
 	if (state == s->logged_state)
 		return;
+	/* at start: nothing to say until the first probe answers or fails */
+	if (s->logged_state < 0 && !s->answered && s->probe_failures == 0)
+		return;
 	if (s->logged_state >= 0 && why && strncmp(why, "replay lag", 10) == 0 && now - s->logged_at < 10)
 		return;
 	s->logged_state = state;
