@@ -332,7 +332,15 @@ $before = standby_reads();
 ($st, $j) = call('Scan', { TableName => 'Big', Select => 'COUNT' });
 is($j->{Count}, 2000, 'Scan on the restarted standby');
 is(standby_reads(), $before + 1, 'answered by the standby');
+# the gateway's stderr reaches $err when the harness pumps it
+$deadline = time + 10;
+while ($err !~ /standby \S+: not used/ && time < $deadline)
+{
+	$gw->pump_nb;
+	usleep(50_000);
+}
 like($err, qr/standby \S+: not used/, 'the gateway logged when it stopped using the standby');
+note("gateway log:\n$err");
 
 $gw->kill_kill;
 $standby->stop;
