@@ -40,7 +40,18 @@ for i in 0 1 2; do
       echo "max_prepared_transactions = 50"
       echo "citus.shard_count = 4"
       echo "dynindex.distributed = on"; } >> "$W/n$i/postgresql.conf"
-    "$BINDIR/pg_ctl" -D "$W/n$i" -l "$W/n$i.log" -w -t 60 start >/dev/null || { tail -20 "$W/n$i.log"; exit 1; }
+    # a port found free may be taken meanwhile (any connection's local end on this shared
+    # machine): start on the next free port instead, a few times
+    for try in 1 2 3 4 5; do
+        "$BINDIR/pg_ctl" -D "$W/n$i" -l "$W/n$i.log" -w -t 60 start >/dev/null && break
+        grep -q 'Address already in use' "$W/n$i.log" && [ "$try" -lt 5 ] || { tail -20 "$W/n$i.log"; exit 1; }
+        p=$(( ${ports[2]} > ${ports[$i]} ? ${ports[2]} : ${ports[$i]} ))
+        while p=$((p + 1)); (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do :; done
+        echo "port ${ports[$i]} was taken meanwhile: node $i on $p"
+        ports[$i]=$p
+        echo "port = $p" >> "$W/n$i/postgresql.conf"
+        : > "$W/n$i.log"
+    done
     for db in regression cluster clients; do
         psqln "${ports[$i]}" -d postgres -c "CREATE DATABASE $db" || exit 1
         psqln "${ports[$i]}" -d $db -c "CREATE EXTENSION citus" || exit 1
