@@ -129,3 +129,49 @@ SELECT ps('SELECT * FROM pe_t WHERE pk = ''a'' AND ' || (SELECT string_agg('a = 
 SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}, {"N": "1"}]');
 SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}]');
 SELECT ps($$SELECT * FROM pe_t WHERE pk = ? AND sk = ?$$, '[{"S": "a"}, {"S": "1"}]');
+-- function calls: the number and kinds of their arguments are the expression parser's
+-- (DynamoDB's PartiQL front end hands a call to the validator of the JSON API's expressions)
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND begins_with(x)$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND contains(x, 'a', 'b')$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND attribute_type(x)$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND exists(x, y)$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND missing('x')$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND size(x, y) > 1$$);
+SELECT ps($$UPDATE pe_t SET a = 1 WHERE pk = 'a' AND sk = 1 AND exists(1)$$);
+SELECT ps($$DELETE FROM pe_t WHERE pk = 'a' AND sk = 1 AND begins_with(x)$$);
+-- a constant first argument is a value, as in the JSON API: no error
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND begins_with('abc', 'a')$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND size('abc') = 3$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND foo(x)$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND a = (b = c)$$);
+-- something that is no value inside a literal: "Unsupported data type: <node> under key <path>"
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND x = [y]$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND x = [1, y.z]$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND x = {'k': [1, y[0]]}$$);
+SELECT ps($$INSERT INTO pe_t VALUE {'pk': 'a', 'sk': 1, 'l': [a + 1]}$$);
+SELECT ps($$INSERT INTO pe_t VALUE {'pk': 'a', 'sk': 1, 'm': {'x': MISSING}}$$);
+SELECT ps($$INSERT INTO pe_t VALUE {'pk': 'a', 'sk': 1, 'm': {'x': a IS NULL}}$$);
+SELECT ps($$UPDATE pe_t SET a = MISSING WHERE pk = 'a' AND sk = 1$$);
+-- operators a SET value cannot have, named as DynamoDB names them
+SELECT ps($$UPDATE pe_t SET a = b < c WHERE pk = 'a' AND sk = 1$$);
+SELECT ps($$UPDATE pe_t SET a = b <> c WHERE pk = 'a' AND sk = 1$$);
+SELECT ps($$UPDATE pe_t SET a = (b AND c) WHERE pk = 'a' AND sk = 1$$);
+SELECT ps($$UPDATE pe_t SET a = b IN [1] WHERE pk = 'a' AND sk = 1$$);
+SELECT ps($$UPDATE pe_t SET a = upper(b) WHERE pk = 'a' AND sk = 1$$);
+-- the other messages of DynamoDB's PartiQL front end
+SELECT ps($$SELECT "" FROM pe_t$$);
+SELECT ps($$SELECT * FROM pe_t WHERE ""."x" = 1$$);
+SELECT ps($$SELECT * FROM pe_t WHERE a[99999999999] = 1$$);
+SELECT ps($$INSERT INTO pe_t VALUE {'pk': 'a', 'sk': 1} AT x$$);
+SELECT ps($$INSERT INTO pe_t VALUE {'pk': 'a', 'sk': 1} ON CONFLICT DO UPDATE$$);
+SELECT ps($$UPDATE pe_t SET a = 1 WHERE pk = 'a' AND sk = 1 RETURNING ALL NEW *, ALL OLD *$$);
+SELECT ps($$SELECT * FROM pe_t WHERE -a > 1$$);
+SELECT ps($$SELECT * FROM pe_t."1"."2"$$);
+-- IN: at most 50 partition key values (decomposed reads), 100 values of another attribute
+-- (the filter's limit, with the expression parser's message)
+SELECT ps('SELECT * FROM pe_t WHERE pk IN [' || (SELECT string_agg(quote_literal(i::text), ',') FROM generate_series(1, 51) i) || ']');
+SELECT ps('SELECT * FROM pe_t WHERE pk = ''a'' AND x IN [' || (SELECT string_agg(i::text, ',') FROM generate_series(1, 101) i) || ']');
+SELECT ps('SELECT * FROM pe_t WHERE pk = ''a'' AND x IN [' || (SELECT string_agg(i::text, ',') FROM generate_series(1, 100) i) || ']');
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND begins_with()$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND size() > 1$$);
+SELECT ps($$SELECT * FROM pe_t WHERE pk = 'a' AND contains(begins_with(x, 'a'), 'b')$$);

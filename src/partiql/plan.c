@@ -35,6 +35,7 @@ typedef struct Render
 	List	   *names;			/* distinct attribute names: #n0, #n1, ... */
 	List	   *values;			/* typed JSON texts: :v0, :v1, ... */
 	List	   *sources;		/* int list: the `?` each value is (1, 2, ...), 0: not one */
+	const char *expr;			/* the expression being rendered: "FilterExpression", ... */
 } Render;
 
 /* A key schema to plan against (the table's or the index's). */
@@ -118,6 +119,28 @@ sub_path(const char *under, const char *key, int index)
 	return key ? psprintf("%s.%s", under, key) : psprintf("%s[%d]", under, index);
 }
 
+/*
+ * The class of PartiQL's AST node a non-constant would be (DynamoDB's PartiQL
+ * front end names it in "Unsupported data type: %s under key %s", the error
+ * of a literal holding something that is no value: DynamoDB Local's
+ * PartiQLToAttributeValueConverterBase).
+ */
+static const char *
+node_class(PqNode *n)
+{
+	switch (n->kind)
+	{
+		case PQ_PATH:
+			return n->npath == 1 && n->path[0].name ? "VariableReference" : "Path";
+		case PQ_MISSING:
+			return "LiteralMissing";
+		case PQ_IS:
+			return "Typed";
+		default:
+			return "NAry";
+	}
+}
+
 /* Append the typed JSON of a constant. */
 static void
 constant_json(StringInfo buf, PqNode *n, const char *under)
@@ -181,10 +204,11 @@ constant_json(StringInfo buf, PqNode *n, const char *under)
 				appendStringInfoString(buf, "]}");
 				return;
 			}
-		case PQ_MISSING:
-			DynValidationError("MISSING must be compared using IS operator");
 		default:
-			DynValidationError("Unsupported value under %s", under);
+			/* MISSING alone is compared; inside a literal it is no value */
+			if (n->kind == PQ_MISSING && strcmp(under, "root") == 0)
+				DynValidationError("MISSING must be compared using IS operator");
+			DynValidationError("Unsupported data type: %s under key %s", node_class(n), under);
 	}
 }
 
@@ -208,6 +232,9 @@ render_value(Render *r, StringInfo buf, PqNode *n)
 	r->sources = lappend_int(r->sources, n->kind == PQ_VALUE ? n->param : 0);
 }
 
+static void render_function(Render *r, StringInfo buf, PqNode *n);
+static void no_operands(Render *r, const char *name);
+
 /* An operand of a comparison or function: path, constant or size(path). */
 static void
 render_operand(Render *r, StringInfo buf, PqNode *n)
@@ -225,15 +252,24 @@ render_operand(Render *r, StringInfo buf, PqNode *n)
 		case PQ_FUNC:
 			if (strcmp(n->name, "size") == 0)
 			{
-				if (n->nargs != 1 || n->args[0]->kind != PQ_PATH)
-					DynValidationError("Unsupported operation: size with %d argument%s", n->nargs,
-									   n->nargs == 1 ? " that is not a path" : "s");
+				int			i;
+
+				/* its arguments are the expression parser's to check, as for the functions */
+				if (n->nargs == 0)
+					no_operands(r, "size");
 				appendStringInfoString(buf, "size(");
-				render_path(r, buf, n->args[0]);
+				for (i = 0; i < n->nargs; i++)
+				{
+					if (i)
+						appendStringInfoString(buf, ", ");
+					render_operand(r, buf, n->args[i]);
+				}
 				appendStringInfoChar(buf, ')');
 				return;
 			}
-			DynValidationError("Unrecognized function: %s", n->name);
+			/* a condition function where a value goes: the expression parser decides */
+			render_function(r, buf, n);
+			return;
 		case PQ_CMP:
 		case PQ_BETWEEN:
 		case PQ_IN:
@@ -273,33 +309,45 @@ is_type_code(const char *name)
 	return NULL;
 }
 
+/*
+ * A call without arguments, which the expression syntax cannot write: the
+ * expression parser's message for the operand count, as it would give it.
+ */
+static void
+no_operands(Render *r, const char *name)
+{
+	DynValidationError("Invalid %s: Incorrect number of operands for operator or function; operator or function: %s, number of operands: 0",
+					   r->expr ? r->expr : "FilterExpression", name);
+}
+
 /* A condition function: begins_with, contains, attribute_type, exists, missing. */
 static void
 render_function(Render *r, StringInfo buf, PqNode *n)
 {
 	int			i;
-	int			want;
 	const char *name = n->name;
 
-	if (strcmp(name, "begins_with") == 0 || strcmp(name, "contains") == 0 ||
-		strcmp(name, "attribute_type") == 0)
-		want = 2;
-	else if (strcmp(name, "exists") == 0 || strcmp(name, "missing") == 0 ||
-			 strcmp(name, "attribute_exists") == 0 || strcmp(name, "attribute_not_exists") == 0)
-		want = 1;
-	else if (strcmp(name, "size") == 0)
+	/*
+	 * The number and kinds of the arguments are checked by the operation's
+	 * expression parser, as DynamoDB's PartiQL front end leaves them to the
+	 * expression validator the JSON API uses (DynamoDB Local's
+	 * ExpressionParser: a call becomes an operator node of its converted
+	 * arguments); exists and missing are attribute_exists and
+	 * attribute_not_exists by then.
+	 */
+	if (strcmp(name, "size") == 0)
 		DynValidationError("WHERE clause must contain an expression that resolves to a boolean");
-	else
+	if (strcmp(name, "begins_with") != 0 && strcmp(name, "contains") != 0 &&
+		strcmp(name, "attribute_type") != 0 && strcmp(name, "exists") != 0 &&
+		strcmp(name, "missing") != 0 && strcmp(name, "attribute_exists") != 0 &&
+		strcmp(name, "attribute_not_exists") != 0)
 		DynValidationError("Unrecognized function: %s", name);
-	if (n->nargs != want)
-		DynValidationError("Incorrect number of arguments for function %s: expected %d, got %d",
-						   name, want, n->nargs);
-	if (n->args[0]->kind != PQ_PATH)
-		DynValidationError("Unsupported operation: the first argument to %s must be a path", name);
 	if (strcmp(name, "exists") == 0)
 		name = "attribute_exists";
 	else if (strcmp(name, "missing") == 0)
 		name = "attribute_not_exists";
+	if (n->nargs == 0)
+		no_operands(r, name);
 	appendStringInfo(buf, "%s(", name);
 	for (i = 0; i < n->nargs; i++)
 	{
@@ -957,6 +1005,7 @@ plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
 			foreach(lc, range_conj)
 			{
 				appendStringInfoString(&e, " AND ");
+				r.expr = "KeyConditionExpression";
 				render_cond(&r, &e, lfirst(lc));
 			}
 			append_member(body, "KeyConditionExpression", e.data);
@@ -971,6 +1020,7 @@ plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
 					filter = lappend(filter, c);
 			}
 			resetStringInfo(&e);
+			r.expr = "FilterExpression";
 			if (render_conjuncts(&r, &e, filter))
 				append_member(body, "FilterExpression", e.data);
 			if (!plan->forward)
@@ -978,6 +1028,7 @@ plan_select(PqPlan *plan, PqStatement *st, PqContext ctx, bool consistent_read)
 		}
 		else if (st->where)
 		{
+			r.expr = "FilterExpression";
 			render_cond(&r, &e, st->where);
 			append_member(body, "FilterExpression", e.data);
 		}
@@ -1040,6 +1091,8 @@ plan_insert(PqPlan *plan, PqStatement *st)
 static void
 render_set_value(Render *r, StringInfo buf, PqNode *n)
 {
+	/* operator names as DynamoDB gives them (PLUS, NEG: PartiQL's AST node names) */
+	static const char *const cmp_names[] = {"EQ", "NE", "LT", "LTE", "GT", "GTE"};
 	int			i;
 
 	switch (n->kind)
@@ -1073,7 +1126,7 @@ render_set_value(Render *r, StringInfo buf, PqNode *n)
 		case PQ_OR:
 		case PQ_NOT:
 			DynValidationError("Unsupported operator in Update Expression. Operator: %s",
-							   n->kind == PQ_CMP ? "comparison" : n->kind == PQ_AND ? "AND" :
+							   n->kind == PQ_CMP ? cmp_names[n->op] : n->kind == PQ_AND ? "AND" :
 							   n->kind == PQ_OR ? "OR" : n->kind == PQ_NOT ? "NOT" :
 							   n->kind == PQ_IN ? "IN" : "BETWEEN");
 		default:
@@ -1170,6 +1223,7 @@ plan_update(PqPlan *plan, PqStatement *st)
 	if (rest != NIL)
 	{
 		appendStringInfoString(&e, " AND ");
+		r.expr = "ConditionExpression";
 		render_conjuncts(&r, &e, rest);
 	}
 	append_member(body, "ConditionExpression", e.data);
@@ -1221,6 +1275,7 @@ plan_delete_or_check(PqPlan *plan, PqStatement *st)
 		if (rest != NIL)
 			appendStringInfoString(&e, " AND ");
 	}
+	r.expr = "ConditionExpression";
 	render_conjuncts(&r, &e, rest);
 	if (e.len > 0)
 		append_member(body, "ConditionExpression", e.data);

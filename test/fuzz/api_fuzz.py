@@ -205,6 +205,7 @@ class Gen:
         self.P = prefix
         self.specs = table_specs(prefix)
         self.tables = list(self.specs)
+        self.pq_pool = []                          # (PartiQL text, number of parameters) used lately
 
     # ---- primitive values
     def rstr(self, n=None):
@@ -947,6 +948,20 @@ class Gen:
 
     def pq_statement(self):
         """(statement text, parameters) for one of the fuzz tables."""
+        r = self.r
+        pool = self.pq_pool
+        if pool and r.random() < 0.3:
+            # a text used before, with other parameters: its plan is kept (src/api/partiql.c)
+            text, n = r.choice(pool)
+            n = max(0, n + r.choice([0, 0, 0, 0, -1, 1]))
+            return text, [self.key_value(r.choice("SNB")) if r.random() < 0.6 else self.av() for _ in range(n)]
+        text, params = self.pq_statement_new()
+        pool.append((text, len(params)))
+        del pool[:-20]
+        return text, params
+
+    def pq_statement_new(self):
+        """A new (statement text, parameters) for one of the fuzz tables."""
         r = self.r
         t = self.table()
         t = t if isinstance(t, str) else "t"
