@@ -73,6 +73,23 @@ def execute_statement():
     assert r["Items"][0]["v"] == {"S": "x"}, r
 
 
+def in_pages():
+    # an IN on the partition key answers in pages of up to 10 items; NextToken goes on
+    for i in range(12):
+        ddb.execute_statement(Statement=f"INSERT INTO \"{table}\" VALUE {{'pk': ?, 'sk': 0}}",
+                              Parameters=[{"S": f"in{i:02d}"}])
+    stmt = f"SELECT pk FROM \"{table}\" WHERE pk IN [" + ", ".join(f"'in{i:02d}'" for i in range(12)) + "]"
+    pages, token = [], None
+    while True:
+        r = ddb.execute_statement(Statement=stmt, **({"NextToken": token} if token else {}))
+        pages.append([it["pk"]["S"] for it in r["Items"]])
+        token = r.get("NextToken")
+        if not token:
+            break
+    assert [len(p) for p in pages] == [10, 2], pages
+    assert sum(pages, []) == [f"in{i:02d}" for i in range(12)], pages
+
+
 def errors():
     code, msg, _ = error_of(lambda: ddb.execute_statement(
         Statement=f"INSERT INTO \"{table}\" VALUE {{'pk': 'a', 'sk': 1}}"))
@@ -124,6 +141,7 @@ def transaction():
 
 check("create table", create)
 check("execute_statement: INSERT, SELECT, NextToken, UPDATE RETURNING", execute_statement)
+check("execute_statement: IN on the partition key in pages of 10 with NextToken", in_pages)
 check("errors: DuplicateItemException, syntax, ConditionalCheckFailed with Item", errors)
 check("batch_execute_statement: per-statement Error", batch)
 check("execute_transaction: cancellation reasons, token, reads", transaction)
