@@ -6,12 +6,14 @@
 # Usage: bench/partiql.sh [psql/pgbench connection options...]
 #   e.g. bench/partiql.sh -h /tmp -p 5432 -d bench
 # Environment: DURATION (seconds per side and configuration, default 20), ROUNDS
-# (alternating runs, default 4), KEYS (partition keys, default 2000; 10 items each).
+# (alternating runs, default 4), KEYS (partition keys, default 2000; 10 items each),
+# CPU_CALLS (calls per side and round of the CPU-time comparison, 6 rounds; default 10000).
 set -euo pipefail
 DURATION=${DURATION:-20}
 ROUNDS=${ROUNDS:-4}
 KEYS=${KEYS:-2000}
 CLIENTS=${CLIENTS:-"1 2"}
+CPU_CALLS=${CPU_CALLS:-10000}
 CONN=("$@")
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
@@ -85,5 +87,5 @@ done
 # The same comparison in CPU time of one backend (not wall time: on a loaded shared
 # machine throughput swings with the neighbours, a backend's own CPU time much less).
 echo
-echo "CPU time of one backend, $((3000 * 6)) calls per side (clock ticks; ratio = json / partiql):"
-psql -X -q "${CONN[@]}" -f "$(dirname "$0")/partiql_cpu.sql" -c "SELECT * FROM pq_micro_cpu(3000, 6)"
+echo "CPU time of one backend, $((CPU_CALLS * 6)) calls per side (clock ticks; ratio = json / partiql):"
+psql -X -q "${CONN[@]}" -f "$(dirname "$0")/partiql_cpu.sql" -c "SELECT * FROM pq_micro_cpu($CPU_CALLS, 6)"
