@@ -642,7 +642,12 @@ resolve_index(ReadSpec *rs, JsonbContainer *r)
 			rs->idx = &rs->t->indexes[i];
 	/* a concurrent UpdateTable may have just deleted it: then it is not there */
 	if (rs->idx == NULL || !DynCatalogLockIndex(rs->idx))
+	{
+		/* PartiQL's SELECT names no index in it (docs/errors.md) */
+		if (partiql_read)
+			DynValidationError("The table does not have the specified index");
 		DynValidationError("The table does not have the specified index: %s", name);
+	}
 	if (rs->idx->is_global)
 	{
 		if (rs->consistent)
