@@ -357,6 +357,11 @@ extern void metrics_in_flight(int delta);
 extern int	metrics_bound_port(void);
 
 /* ---- util.c (JSON) ---- */
+/* Skip JSON whitespace; a JSON string (p at its quote; *escaped: it holds a backslash,
+ * unless NULL); one JSON value of any kind.  The skips return NULL if malformed. */
+extern const char *gw_json_ws(const char *p);
+extern const char *gw_json_skip_string(const char *p, bool *escaped);
+extern const char *gw_json_skip_value(const char *p);
 /* The value of a top-level string member of a JSON object text (malloc'd), or NULL. */
 extern char *gw_json_top_string(const char *json, const char *name);
 /* Is s[0..len) one syntactically valid JSON text? */

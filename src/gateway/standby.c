@@ -91,68 +91,6 @@ static int	rr;
 
 /* ---- which requests are eventually consistent reads ---- */
 
-/* Skip JSON whitespace. */
-static const char *
-ws(const char *p)
-{
-	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
-		p++;
-	return p;
-}
-
-/* Skip a JSON string (p at its quote); *escaped: it holds a backslash. NULL if malformed. */
-static const char *
-skip_string(const char *p, bool *escaped)
-{
-	*escaped = false;
-	for (p++; *p; p++)
-	{
-		if (*p == '\\')
-		{
-			*escaped = true;
-			if (*++p == '\0')
-				return NULL;
-		}
-		else if (*p == '"')
-			return p + 1;
-	}
-	return NULL;
-}
-
-/* Skip one JSON value; NULL if malformed (as far as this scan can tell). */
-static const char *
-skip_value(const char *p)
-{
-	int			depth = 0;
-	bool		esc;
-
-	p = ws(p);
-	for (;;)
-	{
-		if (*p == '\0')
-			return NULL;
-		if (*p == '"')
-		{
-			p = skip_string(p, &esc);
-			if (p == NULL || depth == 0)
-				return p;
-			continue;
-		}
-		if (*p == '{' || *p == '[')
-			depth++;
-		else if (*p == '}' || *p == ']')
-		{
-			if (depth == 0)
-				return p;
-			if (--depth == 0)
-				return p + 1;
-		}
-		else if (depth == 0 && (*p == ',' || *p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
-			return p;
-		p++;
-	}
-}
-
 /* The member test: may the request go to a standby, as far as this member says? */
 typedef bool (*MemberFn) (const char *key, size_t klen, const char *val, void *arg);
 
@@ -163,10 +101,10 @@ typedef bool (*MemberFn) (const char *key, size_t klen, const char *val, void *a
 static bool
 each_member(const char *p, MemberFn fn, void *arg)
 {
-	p = ws(p);
+	p = gw_json_ws(p);
 	if (*p != '{')
 		return false;
-	p = ws(p + 1);
+	p = gw_json_ws(p + 1);
 	if (*p == '}')
 		return true;
 	for (;;)
@@ -176,23 +114,23 @@ each_member(const char *p, MemberFn fn, void *arg)
 		const char *v;
 		bool		esc;
 
-		if (*p != '"' || (kend = skip_string(p, &esc)) == NULL || esc)
+		if (*p != '"' || (kend = gw_json_skip_string(p, &esc)) == NULL || esc)
 			return false;
-		p = ws(kend);
+		p = gw_json_ws(kend);
 		if (*p != ':')
 			return false;
-		v = ws(p + 1);
+		v = gw_json_ws(p + 1);
 		if (!fn(k + 1, (size_t) (kend - k - 2), v, arg))
 			return false;
-		p = skip_value(v);
+		p = gw_json_skip_value(v);
 		if (p == NULL)
 			return false;
-		p = ws(p);
+		p = gw_json_ws(p);
 		if (*p == '}')
 			return true;
 		if (*p != ',')
 			return false;
-		p = ws(p + 1);
+		p = gw_json_ws(p + 1);
 	}
 }
 
@@ -200,25 +138,25 @@ each_member(const char *p, MemberFn fn, void *arg)
 static bool
 each_element(const char *p, MemberFn fn, void *arg)
 {
-	p = ws(p);
+	p = gw_json_ws(p);
 	if (*p != '[')
 		return false;
-	p = ws(p + 1);
+	p = gw_json_ws(p + 1);
 	if (*p == ']')
 		return true;
 	for (;;)
 	{
 		if (!fn(NULL, 0, p, arg))
 			return false;
-		p = skip_value(p);
+		p = gw_json_skip_value(p);
 		if (p == NULL)
 			return false;
-		p = ws(p);
+		p = gw_json_ws(p);
 		if (*p == ']')
 			return true;
 		if (*p != ',')
 			return false;
-		p = ws(p + 1);
+		p = gw_json_ws(p + 1);
 	}
 }
 

@@ -267,22 +267,29 @@ gw_log(const char *fmt,...)
 }
 
 /* Skip JSON whitespace. */
-static const char *
-json_ws(const char *p)
+const char *
+gw_json_ws(const char *p)
 {
 	while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
 		p++;
 	return p;
 }
 
-/* Skip one JSON string (p at its opening quote); NULL if malformed. */
-static const char *
-json_skip_string(const char *p)
+/*
+ * Skip one JSON string (p at its opening quote); NULL if malformed.
+ * *escaped (unless NULL): the string holds a backslash escape.
+ */
+const char *
+gw_json_skip_string(const char *p, bool *escaped)
 {
+	if (escaped)
+		*escaped = false;
 	for (p++; *p; p++)
 	{
 		if (*p == '\\')
 		{
+			if (escaped)
+				*escaped = true;
 			if (*++p == '\0')
 				return NULL;
 		}
@@ -293,19 +300,19 @@ json_skip_string(const char *p)
 }
 
 /* Skip one JSON value of any kind; NULL if malformed. */
-static const char *
-json_skip_value(const char *p)
+const char *
+gw_json_skip_value(const char *p)
 {
 	int			depth = 0;
 
-	p = json_ws(p);
+	p = gw_json_ws(p);
 	for (;;)
 	{
 		if (*p == '\0')
 			return depth == 0 ? p : NULL;
 		if (*p == '"')
 		{
-			p = json_skip_string(p);
+			p = gw_json_skip_string(p, NULL);
 			if (p == NULL || depth == 0)
 				return p;
 			continue;
@@ -333,26 +340,26 @@ gw_json_top_string(const char *json, const char *name)
 
 	if (json == NULL)
 		return NULL;
-	p = json_ws(json);
+	p = gw_json_ws(json);
 	if (*p != '{')
 		return NULL;
-	p = json_ws(p + 1);
+	p = gw_json_ws(p + 1);
 	while (*p == '"')
 	{
 		const char *kstart = p + 1;
-		const char *kend = json_skip_string(p);
+		const char *kend = gw_json_skip_string(p, NULL);
 		bool		match;
 
 		if (kend == NULL)
 			return NULL;
 		match = (size_t) (kend - 1 - kstart) == nlen && memcmp(kstart, name, nlen) == 0;
-		p = json_ws(kend);
+		p = gw_json_ws(kend);
 		if (*p != ':')
 			return NULL;
-		p = json_ws(p + 1);
+		p = gw_json_ws(p + 1);
 		if (match && *p == '"')
 		{
-			const char *vend = json_skip_string(p);
+			const char *vend = gw_json_skip_string(p, NULL);
 			Buf			b;
 
 			if (vend == NULL)
@@ -384,13 +391,13 @@ gw_json_top_string(const char *json, const char *name)
 			}
 			return buf_steal(&b, NULL);
 		}
-		p = json_skip_value(p);
+		p = gw_json_skip_value(p);
 		if (p == NULL)
 			return NULL;
-		p = json_ws(p);
+		p = gw_json_ws(p);
 		if (*p != ',')
 			return NULL;
-		p = json_ws(p + 1);
+		p = gw_json_ws(p + 1);
 	}
 	return NULL;
 }
