@@ -146,49 +146,35 @@ typedef struct Change
 
 /*
  * Wait until the transactions that queued the changes have finished
- * committing everywhere.  A queued change becomes visible when its
- * transaction commits locally, but on a Citus cluster the item it names
- * was written on a worker, where the two-phase commit's COMMIT PREPARED
- * runs only afterwards (in Citus's commit callback): reading the item in
- * between would apply its old state and lose the change.  A transaction
- * holds the lock on its own xid until after every commit callback, so
- * waiting for that lock closes the window.  On one server it returns at
- * once (the writer has finished by the time its change is visible).
+ * committing everywhere; returns how many distinct writers it waited for,
+ * their xids in xids[] (n entries of room).  A queued change becomes
+ * visible when its transaction commits locally, but on a Citus cluster the
+ * item it names was written on a worker, where the two-phase commit's
+ * COMMIT PREPARED runs only afterwards (in Citus's commit callback):
+ * reading the item in between would apply its old state and lose the
+ * change.  A transaction holds the lock on its own xid until after every
+ * commit callback, so waiting for that lock closes the window.  On one
+ * server it returns at once (the writer has finished by the time its
+ * change is visible).  A worker that failed after PREPARE keeps its part of
+ * a committed write invisible until Citus's recovery commits it: the caller
+ * checks the writers with DynStorageWritersCommitted, which runs it.
  */
-static void
-wait_for_writers(const Change *changes, int n)
+static int
+wait_for_writers(const Change *changes, int n, TransactionId *xids)
 {
-	TransactionId last = InvalidTransactionId;
+	int			m = 0;
 
 	for (int i = 0; i < n; i++)
 	{
 		TransactionId xid = changes[i].writer;
 
-		if (xid == last || !TransactionIdIsNormal(xid))
+		if ((m > 0 && xid == xids[m - 1]) || !TransactionIdIsNormal(xid))
 			continue;
-		last = xid;
+		xids[m++] = xid;
 		/* not "if in progress": the writer has left the proc array already */
 		XactLockTableWait(xid, NULL, NULL, XLTW_None);
 	}
-}
-
-/*
- * On a Citus cluster, have the writers' prepared transactions been
- * committed on every worker?  A worker that failed after PREPARE keeps its
- * part of a committed write invisible until Citus's recovery commits it
- * (DynStorageWritersCommitted runs that recovery): until then reading the
- * item would apply its old state and lose the change for good.
- */
-static bool
-writers_committed(const Change *changes, int n)
-{
-	TransactionId *xids = palloc(sizeof(TransactionId) * Max(n, 1));
-	int			m = 0;
-
-	for (int i = 0; i < n; i++)
-		if (m == 0 || xids[m - 1] != changes[i].writer)
-			xids[m++] = changes[i].writer;
-	return DynStorageWritersCommitted(xids, m);
+	return m;
 }
 
 /*
@@ -310,6 +296,7 @@ DynGsiApplyBatch(int limit)
 	int			n;
 	int			i;
 	Change	   *changes;
+	TransactionId *writers;	/* the distinct writers of the batch */
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(limit)};
 
@@ -340,8 +327,8 @@ DynGsiApplyBatch(int limit)
 		changes[i].writer = DatumGetTransactionId(SPI_getbinval(tup, desc, 4, &isnull));
 		changes[i].enqueued_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 5, &isnull));
 	}
-	wait_for_writers(changes, n);
-	if (!writers_committed(changes, n))
+	writers = palloc(sizeof(TransactionId) * Max(n, 1));
+	if (!DynStorageWritersCommitted(writers, wait_for_writers(changes, n, writers)))
 	{
 		/* a worker is unreachable: keep the changes queued, retry later */
 		DynStorageWritesEnd();
