@@ -14,6 +14,7 @@ use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
 use DynCrash;
+use DynCitus;
 use IPC::Run;
 use JSON::PP;
 use Time::HiRes qw(usleep);
@@ -27,28 +28,11 @@ my $SESSIONS    = 3;      # concurrent writers
 my $PER_SESSION = 1200;   # items each session writes
 my $MIN_ACKED   = 100;    # crash once each session has this many writes acknowledged
 
-my @nodes;
-for my $name ('coordinator', 'worker1', 'worker2')
-{
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
-	$n->append_conf('postgresql.conf', slurp_file('test/dynindex.conf'))
-	  if -f 'test/dynindex.conf';
-	$n->append_conf('postgresql.conf', join("\n",
-		"shared_preload_libraries = 'citus,dynindex'",
-		"listen_addresses = '127.0.0.1'",
-		"max_prepared_transactions = 50",
-		"citus.shard_count = 4",
-		"dynindex.distributed = on",
-		"fsync = on", "log_statement = none", ""));
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $n;
-}
+my @nodes = citus_cluster([ 'worker1', 'worker2' ],
+	"max_prepared_transactions = 50",
+	"citus.shard_count = 4",
+	"fsync = on", "log_statement = none");
 my ($coord, $w1, $w2) = @nodes;
-$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ")");
-$coord->safe_psql('postgres', "SELECT citus_add_node('127.0.0.1', " . $_->port . ")") for ($w1, $w2);
-$coord->safe_psql('postgres', 'CREATE EXTENSION dynindex');
 $coord->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Orders","BillingMode":"PAY_PER_REQUEST",
   "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
   "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"S"},{"AttributeName":"st","AttributeType":"S"}],

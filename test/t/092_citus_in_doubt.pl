@@ -15,34 +15,20 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use DynCitus;
 
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
 plan skip_all => "Citus is not installed in $pkglibdir (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
   unless -f "$pkglibdir/citus.so";
 
-my @nodes;
-for my $name ('coordinator', 'worker')
-{
-	my $n = PostgreSQL::Test::Cluster->new($name);
-	$n->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
-	$n->append_conf('postgresql.conf', slurp_file('test/dynindex.conf'))
-	  if -f 'test/dynindex.conf';
-	$n->append_conf('postgresql.conf', join("\n",
-		"shared_preload_libraries = 'citus,dynindex'",
-		"listen_addresses = '127.0.0.1'",
-		"max_prepared_transactions = 20",
-		"citus.shard_count = 2",
-		"citus.recover_2pc_interval = -1",    # no periodic recovery: only the GSI worker's
-		"dynindex.distributed = on", ""));
-	$n->start;
-	$n->safe_psql('postgres', 'CREATE EXTENSION citus');
-	push @nodes, $n;
-}
+my @nodes = citus_cluster([ 'worker' ],
+	"max_prepared_transactions = 20",
+	"citus.shard_count = 2",
+	"citus.recover_2pc_interval = -1");    # no periodic recovery: only the GSI worker's
 my ($coord, $w) = @nodes;
-$coord->safe_psql('postgres', "SELECT citus_set_coordinator_host('127.0.0.1', " . $coord->port . ")");
-$coord->safe_psql('postgres', "SELECT citus_add_node('127.0.0.1', " . $w->port . ")");
-$coord->safe_psql('postgres', 'CREATE EXTENSION dynindex');
 
 sub api
 {
