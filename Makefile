@@ -45,7 +45,8 @@ $(OBJS): $(DYN_HEADER_FILES)
 
 # The gateway: a separate program, a libpq client of the extension.
 GATEWAY     = src/gateway/dynindex-gateway
-GATEWAY_SRC = $(wildcard src/gateway/*.c)
+# local.c and bgworker.c belong to dynindex_http (below), not to the program.
+GATEWAY_SRC = $(filter-out src/gateway/local.c src/gateway/bgworker.c,$(wildcard src/gateway/*.c))
 ifneq ($(GATEWAY_SRC),)
 all: $(GATEWAY)
 $(GATEWAY): $(GATEWAY_SRC) $(wildcard src/gateway/*.h)
@@ -57,6 +58,25 @@ install-gateway: $(GATEWAY)
 	$(MKDIR_P) '$(DESTDIR)$(bindir)'
 	$(INSTALL_PROGRAM) $(GATEWAY) '$(DESTDIR)$(bindir)/dynindex-gateway'
 EXTRA_CLEAN += $(GATEWAY)
+
+# dynindex_http: the gateway's HTTP layer in background workers inside the
+# server (docs/gateway.md "Inside PostgreSQL"), a module of its own so that
+# only servers that load it link libmicrohttpd.  The gateway's pool, standby
+# routing and program entry are replaced by local.c and bgworker.c.
+# -Bsymbolic: the module's own functions are never resolved to the server's.
+HTTP_MODULE = src/gateway/dynindex_http$(DLSUFFIX)
+HTTP_SRC    = $(filter-out src/gateway/pool.c src/gateway/standby.c src/gateway/main.c \
+                src/gateway/selftest.c,$(wildcard src/gateway/*.c))
+all: $(HTTP_MODULE)
+$(HTTP_MODULE): $(HTTP_SRC) $(wildcard src/gateway/*.h)
+	$(CC) -O2 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+	  $(CFLAGS_SL) -shared -Wl,-Bsymbolic -o $@ $(HTTP_SRC) \
+	  -I$(includedir_server) -I$(shell $(PG_CONFIG) --includedir) -L$(shell $(PG_CONFIG) --libdir) \
+	  $(shell pkg-config --cflags --libs libmicrohttpd) -lpq -lcrypto -lz
+install: install-http
+install-http: $(HTTP_MODULE)
+	$(INSTALL_SHLIB) $(HTTP_MODULE) '$(DESTDIR)$(pkglibdir)/dynindex_http$(DLSUFFIX)'
+EXTRA_CLEAN += $(HTTP_MODULE)
 endif
 endif
 

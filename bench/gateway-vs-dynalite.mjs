@@ -179,7 +179,7 @@ function backendPids() {
   if (!opt.psql) return [];
   try {
     const out = execFileSync('psql', ['-X', '-At', '-d', opt.psql, '-c',
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'dynindex-gateway'"], { encoding: 'utf8' });
+      "SELECT pid FROM pg_stat_activity WHERE application_name = 'dynindex-gateway' OR backend_type = 'dynindex http'"], { encoding: 'utf8' });
     return out.split('\n').filter(Boolean).map(Number);
   } catch { return []; }
 }

@@ -9,6 +9,9 @@
  *            suspend/resume around database work, connection limit
  *   pool.c   non-blocking libpq connections in pipeline mode, the API call,
  *            access-key lookup; a pool per server (the primary, each standby)
+ *   jobs.c   jobs and their results, the access-key cache (shared with local.c)
+ *   local.c  dynindex_http only: runs the jobs inside the server, through SPI
+ *   bgworker.c  dynindex_http only: the background workers and their settings
  *   standby.c  eventually consistent reads on standbys: which requests, the
  *            standbys' replay lag, the choice of a standby
  *   metrics.c  Prometheus metrics on a separate port
@@ -78,6 +81,7 @@ extern size_t gw_json_compact(char *s, size_t len);
 /* 52 random uppercase letters and digits, NUL-terminated (buffer of 53). */
 extern void gw_request_id(char out[53]);
 extern void gw_log(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+extern void (*gw_log_hook) (const char *msg);
 
 /* ---- errmap.c ---- */
 
@@ -176,7 +180,8 @@ typedef struct LoopWatch
 } LoopWatch;
 
 extern double gw_now(void);
-extern bool loop_init(void);
+extern bool loop_init(bool take_signals);
+extern void loop_stop(int sig);
 extern bool loop_add(LoopWatch *w, int fd, uint32_t events);
 extern bool loop_mod(LoopWatch *w, uint32_t events);
 extern void loop_del(LoopWatch *w);
@@ -201,6 +206,7 @@ typedef struct GwConfig
 	int			metrics_port;	/* 0: no metrics endpoint */
 	bool		dev;
 	bool		verbose;
+	bool		reuse_port;		/* SO_REUSEPORT: dynindex_http's workers share the port */
 	const char **standbys;		/* --standby conninfos (hot standbys of the primary) */
 	int			nstandbys;
 	double		max_standby_lag;	/* seconds; a standby lagging more is not used */
@@ -228,6 +234,17 @@ typedef struct DbResult
 	char	   *detail;
 	char	   *table;			/* TableName (or ResourceArn) of the request, on 42501 */
 } DbResult;
+
+/*
+ * The statements a request runs.  The function scans in FROM run set_config
+ * first (role, region), then the target list calls the API; is_local makes
+ * both last only until the statement's transaction ends (commit or abort).
+ * api_text: JSON text in and out, so strings may hold U+0000
+ * (src/types/nulstr.c).
+ */
+#define API_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
+#define API_ROLE_SQL "SELECT dynindex.api_text($3::text, $4::text) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
+#define KEY_SQL "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1"
 
 typedef enum DbJobKind
 {
@@ -282,7 +299,13 @@ extern DbJob *db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg);
 extern void db_submit(DbJob *j);
 extern void db_submit_to(Pool *p, DbJob *j);
 extern void db_tick(void);
+extern bool db_pending(void);
 extern void db_result_free(DbResult *r);
+/* jobs.c: the API call's answer or error into j->result, for pool.c and local.c */
+extern void db_result_json(DbJob *j, const char *json, size_t n);
+extern void db_result_error(DbJob *j, const char *sqlstate, const char *message,
+							const char *detail, const char *context, const char *logged);
+extern void keys_store(DbJob *j, bool found, const char *secret, const char *role);
 
 /* Access keys: a cache in front of JOB_KEY.  1 found, 0 unknown, -1 not cached. */
 extern int	keys_cached(const char *access_key, char *secret, size_t secretlen,

@@ -1178,7 +1178,9 @@ http_tick(void)
 
 		/* once per pass: a second MHD_run right after the first finds nothing new */
 		if (resumed || (!daemons[i].ran && MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
+		{
 			MHD_run(daemons[i].d);
+		}
 		daemons[i].ran = false;
 	}
 }
@@ -1284,15 +1286,19 @@ http_start(void)
 	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
 	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t) request_completed, NULL};
 	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t) notify_connection, NULL};
-	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
 
 	/*
-	 * No MHD_OPTION_LISTENING_ADDRESS_REUSE: with 1 it sets SO_REUSEPORT, and
-	 * a second gateway started on a busy port then silently shares it (the
-	 * kernel splits connections between two gateways, possibly on different
-	 * databases).  libmicrohttpd's default, SO_REUSEADDR, still allows an
-	 * immediate restart on the same port.
+	 * The gateway sets no MHD_OPTION_LISTENING_ADDRESS_REUSE: with 1 it sets
+	 * SO_REUSEPORT, and a second gateway started on a busy port would then
+	 * silently share it (the kernel splits connections between two gateways,
+	 * possibly on different databases).  libmicrohttpd's default,
+	 * SO_REUSEADDR, still allows an immediate restart on the same port.  The
+	 * in-server endpoint's workers need SO_REUSEPORT to share their port.
 	 */
+	if (gw_config.reuse_port)
+		opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_LISTENING_ADDRESS_REUSE, 1, NULL};
+	opts[n++] = (struct MHD_OptionItem) {MHD_OPTION_END, 0, NULL};
+
 	api_daemon = MHD_start_daemon(flags, (uint16_t) gw_config.port, NULL, NULL,
 								  access_handler, NULL,
 								  MHD_OPTION_ARRAY, opts, MHD_OPTION_END);

@@ -44,15 +44,21 @@ on_signal(void *arg, uint32_t events)
 		stop_signal = (int) si.ssi_signo;
 }
 
-/* Create the epoll set and take SIGINT/SIGTERM through a signalfd. */
+/*
+ * Create the epoll set; with take_signals, take SIGINT and SIGTERM through a
+ * signalfd.  A background worker keeps PostgreSQL's signal handling (SIGINT
+ * cancels the running request) and calls loop_stop from its SIGTERM handler.
+ */
 bool
-loop_init(void)
+loop_init(bool take_signals)
 {
 	sigset_t	sigs;
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0)
 		return false;
+	if (!take_signals)
+		return true;
 	sigemptyset(&sigs);
 	sigaddset(&sigs, SIGINT);
 	sigaddset(&sigs, SIGTERM);
@@ -62,6 +68,16 @@ loop_init(void)
 		return false;
 	sig_watch.fn = on_signal;
 	return loop_add(&sig_watch, sigfd, EPOLLIN);
+}
+
+/*
+ * Stop the loop after this pass (async-signal-safe: a signal handler may call
+ * it; epoll_wait returns EINTR when a handler runs).
+ */
+void
+loop_stop(int sig)
+{
+	stop_signal = sig;
 }
 
 /* Watch fd for events; w must stay valid until loop_del. */
@@ -125,6 +141,9 @@ loop_run(void)
 
 		if (timeout < 0 || timeout > 250)
 			timeout = 250;
+		/* jobs waiting to run in this process (dynindex_http) */
+		if (db_pending())
+			timeout = 0;
 		/* with standbys, wake up for their probes */
 		if (tick >= 0 && timeout > tick)
 			timeout = tick;

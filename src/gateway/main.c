@@ -334,7 +334,7 @@ main(int argc, char **argv)
 	}
 
 	signal(SIGPIPE, SIG_IGN);
-	if (!loop_init())
+	if (!loop_init(true))
 	{
 		gw_log("cannot set up the event loop");
 		return 1;

@@ -38,7 +38,6 @@
 
 #include <libpq-fe.h>
 
-GwConfig	gw_config;
 
 /*
  * The API call is a prepared statement on each connection: parsing and
@@ -47,20 +46,15 @@ GwConfig	gw_config;
  * call is sent with PQsendQueryParams and preparing is tried again on the next
  * connection.
  *
- * The function scans in FROM run set_config first (role, region), then the
- * target list calls the API; is_local makes both last only until the
- * statement's implicit transaction ends (commit or abort).
+ * The statements (API_SQL, API_ROLE_SQL, KEY_SQL) are in gateway.h: the
+ * in-server endpoint (local.c) runs the same ones.
  */
-/* api_text: JSON text in and out, so strings may hold U+0000 (src/types/nulstr.c) */
-#define API_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
 #define API_STMT "dynindex_api"
-#define API_ROLE_SQL "SELECT dynindex.api_text($3::text, $4::text) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
 #define API_ROLE_STMT "dynindex_api_role"
 /* the same for a database still at extension version 0.1 (no api_text, no U+0000 in strings) */
 #define API_SQL_01 "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
 #define API_ROLE_SQL_01 "SELECT dynindex.api($3::text, $4::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
 #define PROBE_SQL "SELECT pg_catalog.to_regprocedure('dynindex.api_text(text,text)') IS NULL"
-#define KEY_SQL "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1"
 
 #define SETUP_PROBE 0			/* is the extension at 0.2 (dynindex.api_text)? */
 #define SETUP_PREPARE_API 1
@@ -118,30 +112,6 @@ static int	busy_depth;			/* > 0: inside pool processing; dispatch later */
 static void dispatch_all(void);
 static void slot_event(void *arg, uint32_t events);
 static void waitq_push(Pool *p, DbJob *j, bool front);
-
-/* A new job of this kind; done(job) will be called with the outcome. */
-DbJob *
-db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg)
-{
-	DbJob	   *j = calloc(1, sizeof(DbJob));
-
-	if (j == NULL)
-		return NULL;
-	j->kind = kind;
-	j->done = done;
-	j->arg = arg;
-	return j;
-}
-
-void
-db_result_free(DbResult *r)
-{
-	free(r->json);
-	free(r->message);
-	free(r->detail);
-	free(r->table);
-	memset(r, 0, sizeof(*r));
-}
 
 /* Free a job the pool owns (its done() has run or will never run). */
 static void
@@ -573,164 +543,48 @@ connection_lost(PGconn *c, PGresult *res)
 		strcmp(st, "57P02") == 0 || strcmp(st, "57P03") == 0;
 }
 
-static char *
-dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
-/*
- * Did set_config refuse the role (the gateway's role is not a member of it,
- * or it does not exist)?  A misconfiguration, not the client's fault.  The
- * messages are check_role()'s in PostgreSQL's variable.c.
- */
-static bool
-role_refused(PGresult *res)
-{
-	const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-	const char *m = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
-
-	if (PQresultStatus(res) != PGRES_FATAL_ERROR || st == NULL || m == NULL)
-		return false;
-	return (strcmp(st, "42501") == 0 && strncmp(m, "permission denied to set role", 29) == 0) ||
-		(strcmp(st, "22023") == 0 && strncmp(m, "role \"", 6) == 0 &&
-		 strstr(m, "\" does not exist") != NULL);
-}
-
 /* Fill j->result from the API call's result. */
 static void
 take_api_result(DbJob *j, PGresult *res)
 {
-	DbResult   *r = &j->result;
-
 	if (PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && !PQgetisnull(res, 0, 0))
 	{
-		size_t		n = (size_t) PQgetlength(res, 0, 0);
-
-		r->json = malloc(n + 1);
-		if (r->json)
-		{
-			memcpy(r->json, PQgetvalue(res, 0, 0), n + 1);
-			r->json_len = n;
-			r->status = DB_OK;
-		}
-		else
-			r->status = DB_UNAVAILABLE;
-		return;
-	}
-	if (j->role && role_refused(res))
-	{
-		char	   *m = strdup(PQresultErrorMessage(res));
-
-		trim_newline(m);
-		gw_log("cannot switch to role \"%s\" (is the gateway's role a member?): %s",
-			   j->role, m ? m : "");
-		free(m);
-		snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
-		r->status = DB_ERROR;
+		db_result_json(j, PQgetvalue(res, 0, 0), (size_t) PQgetlength(res, 0, 0));
 		return;
 	}
 	if (PQresultStatus(res) == PGRES_FATAL_ERROR)
 	{
-		const char *st = PQresultErrorField(res, PG_DIAG_SQLSTATE);
-		const char *ctx = PQresultErrorField(res, PG_DIAG_CONTEXT);
+		char	   *logged = strdup(PQresultErrorMessage(res));
 
-		snprintf(r->sqlstate, sizeof(r->sqlstate), "%s", st ? st : "XX000");
-		r->message = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY));
-		r->detail = dup_or_null(PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL));
-		r->status = DB_ERROR;
-		/* The body failed jsonb input: it is not valid JSON. */
-		if (ctx && (strstr(ctx, j->role ? "portal parameter $4" : "portal parameter $3") ||
-					strstr(ctx, "dynindex request body")) &&
-			(strncmp(r->sqlstate, "22", 2) == 0 || strcmp(r->sqlstate, "54001") == 0))
-		{
-			r->status = DB_SERIALIZATION;
-			return;
-		}
-		if (strcmp(r->sqlstate, "42501") == 0)
-		{
-			r->table = gw_json_top_string(j->body, "TableName");
-			if (r->table == NULL)
-				r->table = gw_json_top_string(j->body, "ResourceArn");
-		}
-		if (strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0)
-			log_pq("internal error from dynindex.api", PQresultErrorMessage(res));
+		trim_newline(logged);
+		db_result_error(j, PQresultErrorField(res, PG_DIAG_SQLSTATE),
+						PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
+						PQresultErrorField(res, PG_DIAG_MESSAGE_DETAIL),
+						PQresultErrorField(res, PG_DIAG_CONTEXT), logged);
+		free(logged);
 		return;
 	}
 	gw_log("dynindex.api returned no result (status %s)", PQresStatus(PQresultStatus(res)));
-	snprintf(r->sqlstate, sizeof(r->sqlstate), "XX000");
-	r->status = DB_ERROR;
+	snprintf(j->result.sqlstate, sizeof(j->result.sqlstate), "XX000");
+	j->result.status = DB_ERROR;
 }
 
-/* ---- access keys ---- */
-
-#define KEY_CACHE_SIZE 256
-#define KEY_TTL_FOUND 10
-#define KEY_TTL_MISSING 2
-
-typedef struct KeyEntry
-{
-	char		id[129];
-	char		secret[129];
-	char		role[64];
-	bool		found;
-	time_t		expires;
-} KeyEntry;
-
-static KeyEntry key_cache[KEY_CACHE_SIZE];
-
-static unsigned
-key_hash(const char *s)
-{
-	unsigned	h = 2166136261u;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char) *s) * 16777619u;
-	return h % KEY_CACHE_SIZE;
-}
-
-int
-keys_cached(const char *access_key, char *secret, size_t secretlen,
-			char *role, size_t rolelen)
-{
-	KeyEntry   *e = &key_cache[key_hash(access_key)];
-
-	if (strlen(access_key) >= sizeof(e->id))
-		return 0;
-	if (strcmp(e->id, access_key) != 0 || e->expires <= time(NULL))
-		return -1;
-	if (e->found)
-	{
-		snprintf(secret, secretlen, "%s", e->secret);
-		snprintf(role, rolelen, "%s", e->role);
-	}
-	return e->found ? 1 : 0;
-}
+/* ---- access keys (the cache is in jobs.c) ---- */
 
 /* Fill a key job from the lookup's result and cache it. */
 static void
 take_key_result(DbJob *j, PGresult *res)
 {
-	KeyEntry   *e = &key_cache[key_hash(j->body)];
-
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		log_pq("cannot look up access keys (is dynindex installed?)", PQresultErrorMessage(res));
 		j->key_found = -1;
 		return;
 	}
-	memset(e, 0, sizeof(*e));
-	snprintf(e->id, sizeof(e->id), "%s", j->body);
-	e->found = PQntuples(res) == 1;
-	if (e->found)
-	{
-		snprintf(e->secret, sizeof(e->secret), "%s", PQgetvalue(res, 0, 0));
-		snprintf(e->role, sizeof(e->role), "%s", PQgetvalue(res, 0, 1));
-		snprintf(j->secret, sizeof(j->secret), "%s", e->secret);
-		snprintf(j->key_role, sizeof(j->key_role), "%s", e->role);
-	}
-	e->expires = time(NULL) + (e->found ? KEY_TTL_FOUND : KEY_TTL_MISSING);
-	j->key_found = e->found ? 1 : 0;
+	if (PQntuples(res) == 1)
+		keys_store(j, true, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1));
+	else
+		keys_store(j, false, NULL, NULL);
 }
 
 /* A setup statement's answer. */
@@ -1122,6 +976,13 @@ pool_tick(Pool *p, double now)
 			slot_cancel(s);
 		}
 	}
+}
+
+/* The pool sends each job as it is submitted: nothing waits for db_tick. */
+bool
+db_pending(void)
+{
+	return false;
 }
 
 /* Timers: requests past their deadline, connection attempts that hang; standby probes. */

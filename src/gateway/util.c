@@ -236,6 +236,9 @@ gw_request_id(char out[53])
 	out[52] = '\0';
 }
 
+/* Set by dynindex_http: messages go to PostgreSQL's log instead of stderr. */
+void		(*gw_log_hook) (const char *msg) = NULL;
+
 void
 gw_log(const char *fmt,...)
 {
@@ -263,7 +266,10 @@ gw_log(const char *fmt,...)
 	while (w > msg && w[-1] == ' ')
 		w--;
 	*w = '\0';
-	fprintf(stderr, "%s dynindex-gateway: %s\n", ts, msg);
+	if (gw_log_hook)
+		gw_log_hook(msg);
+	else
+		fprintf(stderr, "%s dynindex-gateway: %s\n", ts, msg);
 }
 
 /* Skip JSON whitespace. */

@@ -1,0 +1,181 @@
+/*
+ * bgworker.c — dynindex_http: DynamoDB's HTTP endpoint served by background
+ * workers inside PostgreSQL.
+ *
+ * Loaded through shared_preload_libraries, it starts dynindex_http.workers
+ * background workers.  Each runs the gateway's event loop and HTTP layer
+ * (libmicrohttpd in external-epoll mode, the same protocol checks, SigV4,
+ * error mapping and compression as dynindex-gateway) on a listening socket
+ * shared through SO_REUSEPORT, and runs each request in its own transaction
+ * right there (local.c): no gateway process and no PostgreSQL protocol
+ * between them, so a request crosses two process boundaries instead of four.
+ * A worker runs one request at a time; the kernel spreads new connections
+ * over the workers.
+ */
+#include "postgres.h"
+
+#include <sys/socket.h>
+#include <sys/epoll.h>
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/postmaster.h"
+#include "storage/ipc.h"
+#include "utils/guc.h"
+
+#include "gateway.h"
+
+PG_MODULE_MAGIC;
+
+PGDLLEXPORT void dynindex_http_main(Datum arg);
+
+static int	http_port = 8000;
+static char *http_host = NULL;
+static int	http_workers = 2;
+static char *http_database = NULL;
+static char *http_user = NULL;
+static bool http_dev = false;
+static char *http_region = NULL;
+static int	http_max_connections = 10000;
+static int	http_timeout = 120;
+static int	http_request_timeout = 30;
+static char *http_tls_cert = NULL;
+static char *http_tls_key = NULL;
+static bool http_verbose = false;
+
+static LoopWatch postmaster_watch;
+
+void
+_PG_init(void)
+{
+	BackgroundWorker bgw;
+
+	if (!process_shared_preload_libraries_in_progress)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("dynindex_http must be loaded through shared_preload_libraries")));
+
+	DefineCustomIntVariable("dynindex_http.port", "TCP port of the DynamoDB HTTP endpoint.",
+							NULL, &http_port, 8000, 1, 65535, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.host", "Address the DynamoDB HTTP endpoint listens on.",
+							   "An IPv4 or IPv6 address, or localhost.",
+							   &http_host, "127.0.0.1", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex_http.workers", "Background workers serving the HTTP endpoint.",
+							"Each runs one request at a time.",
+							&http_workers, 2, 1, 128, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.database", "Database whose dynindex tables the endpoint serves.",
+							   NULL, &http_database, "postgres", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.user", "Role the endpoint's workers connect as.",
+							   "Empty: the bootstrap superuser.  With SigV4, each request runs as its access key's role.",
+							   &http_user, "", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("dynindex_http.dev", "Development mode: no authentication.",
+							 "Every request runs as dynindex_http.user.",
+							 &http_dev, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.region", "Region in ARNs for requests whose SigV4 scope names none.",
+							   NULL, &http_region, "us-east-1", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex_http.max_connections", "Open HTTP connections per worker.",
+							"When reached, a new client closes the longest-idle connection.",
+							&http_max_connections, 10000, 1, 1000000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex_http.timeout", "An idle or this slow HTTP connection is closed.",
+							NULL, &http_timeout, 120, 1, 86400, PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex_http.request_timeout", "A request running longer is cancelled (HTTP 500).",
+							NULL, &http_request_timeout, 30, 1, 86400, PGC_POSTMASTER, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.tls_cert", "PEM certificate (chain): serve HTTPS.",
+							   NULL, &http_tls_cert, "", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.tls_key", "PEM key of dynindex_http.tls_cert.",
+							   NULL, &http_tls_key, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
+	DefineCustomBoolVariable("dynindex_http.verbose", "Log every request.",
+							 NULL, &http_verbose, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("dynindex_http");
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = 5;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex_http");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_http_main");
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex http");
+	for (int i = 0; i < http_workers; i++)
+	{
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex http %d", i + 1);
+		bgw.bgw_main_arg = Int32GetDatum(i + 1);
+		RegisterBackgroundWorker(&bgw);
+	}
+}
+
+/* The HTTP layer's messages, in PostgreSQL's log. */
+static void
+http_log(const char *msg)
+{
+	ereport(LOG, (errmsg_internal("dynindex_http: %s", msg)));
+}
+
+/* SIGTERM (server shutdown, pg_terminate_backend): stop after this pass. */
+static void
+http_sigterm(SIGNAL_ARGS)
+{
+	int			save_errno = errno;
+
+	loop_stop(SIGTERM);
+	errno = save_errno;
+}
+
+/* The postmaster died: stop at once, as every backend does. */
+static void
+postmaster_died(void *arg, uint32_t events)
+{
+	(void) arg;
+	(void) events;
+	proc_exit(1);
+}
+
+void
+dynindex_http_main(Datum arg)
+{
+	int			sig;
+
+	pqsignal(SIGTERM, http_sigterm);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnection(http_database, http_user[0] ? http_user : NULL, 0);
+
+	gw_log_hook = http_log;
+	memset(&gw_config, 0, sizeof(gw_config));
+	gw_config.host = http_host;
+	gw_config.port = http_port;
+	gw_config.pool_size = 1;
+	gw_config.max_connections = http_max_connections;
+	gw_config.timeout = http_timeout;
+	gw_config.request_timeout = http_request_timeout;
+	gw_config.region = http_region;
+	gw_config.tls_cert = http_tls_cert[0] ? http_tls_cert : NULL;
+	gw_config.tls_key = http_tls_key[0] ? http_tls_key : NULL;
+	gw_config.metrics_port = 0;
+	gw_config.dev = http_dev;
+	gw_config.verbose = http_verbose;
+	gw_config.reuse_port = true;
+	gw_config.max_standby_lag = 1;
+
+	if (!loop_init(false))
+		ereport(FATAL, (errmsg("dynindex_http: cannot set up the event loop: %m")));
+	postmaster_watch.fn = postmaster_died;
+	if (!loop_add(&postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH], EPOLLIN))
+		ereport(FATAL, (errmsg("dynindex_http: cannot watch the postmaster: %m")));
+	pool_init();
+	if (!http_start())
+		ereport(FATAL, (errmsg("dynindex_http: cannot listen on %s:%d", http_host, http_port)));
+	if (DatumGetInt32(arg) == 1 && http_dev)
+		ereport(WARNING,
+				(errmsg("dynindex_http: development mode (dynindex_http.dev): authentication is OFF"),
+				 errdetail("Any request, signed or not, runs as the workers' role.  Never expose this port beyond your machine.")));
+	if (DatumGetInt32(arg) == 1)
+		ereport(LOG, (errmsg("dynindex_http listening on %s://%s:%d (%s, %d workers)",
+							 gw_config.tls_cert ? "https" : "http", http_host, http_port,
+							 http_dev ? "dev mode, no authentication" : "SigV4 authentication",
+							 http_workers)));
+	sig = loop_run();
+	http_stop();
+	pool_shutdown();
+	(void) sig;
+	proc_exit(0);
+}
