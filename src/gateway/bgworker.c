@@ -133,8 +133,6 @@ postmaster_died(void *arg, uint32_t events)
 void
 dynindex_http_main(Datum arg)
 {
-	int			sig;
-
 	pqsignal(SIGTERM, http_sigterm);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(http_database, http_user[0] ? http_user : NULL, 0);
@@ -173,9 +171,14 @@ dynindex_http_main(Datum arg)
 							 gw_config.tls_cert ? "https" : "http", http_host, http_port,
 							 http_dev ? "dev mode, no authentication" : "SigV4 authentication",
 							 http_workers)));
-	sig = loop_run();
+	/*
+	 * Only SIGTERM ends the loop: server shutdown, or pg_terminate_backend.
+	 * Exit code 1 asks the postmaster to start the worker again (after
+	 * bgw_restart_time), so terminating a worker never loses the endpoint;
+	 * at shutdown nothing is restarted anyway.
+	 */
+	(void) loop_run();
 	http_stop();
 	pool_shutdown();
-	(void) sig;
-	proc_exit(0);
+	proc_exit(1);
 }
