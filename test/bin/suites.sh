@@ -120,13 +120,22 @@ else
             if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then port=$p; break; fi
         done
     fi
+    # the in-server endpoint (dynindex_http, SigV4) on the next free port
+    hport=""
+    for p in $(seq $((port + 1)) $((port + 60))); do
+        if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then hport=$p; break; fi
+    done
     CDIR="$TREE/tmp_check_clients"
     rm -rf "$CDIR"; mkdir -p "$CDIR"
     st=1
     if initdb -D "$CDIR/data" -U postgres -A trust -E UTF8 --locale=C >"$CDIR/initdb.log" 2>&1; then
         { cat test/dynindex.conf
           echo "listen_addresses = '127.0.0.1'"; echo "port = $port"
-          echo "unix_socket_directories = '$CDIR'"; } >> "$CDIR/data/postgresql.conf"
+          echo "unix_socket_directories = '$CDIR'"
+          echo "shared_preload_libraries = 'dynindex,dynindex_http'"
+          echo "dynindex_http.port = $hport"; echo "dynindex_http.database = 'dynindex_clients'"
+          echo "dynindex_http.workers = 2"; } >> "$CDIR/data/postgresql.conf"
+        export DYNINDEX_HTTP_URL="http://127.0.0.1:$hport"
         if pg_ctl -D "$CDIR/data" -l "$CDIR/postgresql.log" -w -t 60 start >/dev/null; then
             export PGHOST=127.0.0.1 PGPORT="$port" PGUSER=postgres PGDATABASE=dynindex_clients
             if psql -X -q -d postgres -v ON_ERROR_STOP=1 -c "CREATE DATABASE dynindex_clients" &&
@@ -144,7 +153,7 @@ else
                 esac
             done
             pg_ctl -D "$CDIR/data" -m fast -w stop >/dev/null 2>&1 || true
-            unset PGHOST PGPORT PGUSER PGDATABASE
+            unset PGHOST PGPORT PGUSER PGDATABASE DYNINDEX_HTTP_URL
         else
             echo "could not start PostgreSQL for the client tests"
         fi

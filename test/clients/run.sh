@@ -153,6 +153,27 @@ if [ -n "$AUTH_URL" ] && [ -n "$KEY_ID" ] && command -v node >/dev/null; then
     PASS=$((PASS + ${np:-0})); FAIL=$((FAIL + ${nf:-0}))
 fi
 
+# ---- 2c. the same suites through the in-server endpoint (dynindex_http, SigV4) ----
+# DYNINDEX_HTTP_URL: the server was started with dynindex_http in
+# shared_preload_libraries (test/bin/suites.sh).  The access-key, role and
+# authorization tests run there too: every request runs as its key's role in
+# a background worker that serves all roles one after the other.
+if [ -n "${DYNINDEX_HTTP_URL:-}" ] && [ -n "$KEY_ID" ] && command -v node >/dev/null; then
+    for _ in $(seq 1 100); do curl -sf -o /dev/null "$DYNINDEX_HTTP_URL/" && break; sleep 0.1; done
+    # fresh tables, roles and keys for the authorization tests (they count items)
+    HTTP_SEC_KEYS=""
+    [ -n "$SEC_KEYS" ] && HTTP_SEC_KEYS="$(bash "$HERE/security_setup.sh" setup 2>>"$WORK/security_setup.err")"
+    log "node --test (dynindex_http at $DYNINDEX_HTTP_URL)"
+    (cd "$HERE" && GATEWAY_URL="$DYNINDEX_HTTP_URL" GATEWAY_AUTH_URL="$DYNINDEX_HTTP_URL" GATEWAY_SEC_KEYS="$HTTP_SEC_KEYS" \
+        GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" node --test --test-reporter=spec --test-concurrency=1 \
+        node/arn.test.js node/sdk.test.js node/query_scan.test.js node/electrodb.test.js node/electrodb_orders.test.js \
+        node/partiql.test.js node/auth.test.js node/security.test.js) 2>&1 | tee "$WORK/node-http.out"
+    np="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$WORK/node-http.out" | tail -1)"
+    nf="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$WORK/node-http.out" | tail -1)"
+    [ -z "$np" ] && [ -z "$nf" ] && nf=1
+    PASS=$((PASS + ${np:-0})); FAIL=$((FAIL + ${nf:-0}))
+fi
+
 # ---- 3. boto3 ----
 PY=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
@@ -175,6 +196,15 @@ if "$PY" -c 'import boto3' 2>/dev/null; then
             "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3-sigv4.out"
         bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3-sigv4.out")"
         bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3-sigv4.out")"
+        [ -z "$bp" ] && bf=1
+        PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+    fi
+    if [ -n "${DYNINDEX_HTTP_URL:-}" ] && [ -n "$KEY_ID" ]; then
+        log "boto3 smoke test (dynindex_http)"
+        GATEWAY_URL="$DYNINDEX_HTTP_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" \
+            "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3-http.out"
+        bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3-http.out")"
+        bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3-http.out")"
         [ -z "$bp" ] && bf=1
         PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
     fi
