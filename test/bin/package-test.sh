@@ -111,6 +111,7 @@ if ! apt_q install "$EXT_DEB" "$GW_DEB" > "$W/install.log" 2>&1; then
 fi
 ok "apt-get install ./$(basename "$EXT_DEB") ./$(basename "$GW_DEB")"
 check "the extension is in the system PostgreSQL" test -f /usr/share/postgresql/15/extension/dynindex--0.1--0.2.sql
+check "the in-server endpoint module is in the system PostgreSQL" test -f /usr/lib/postgresql/15/lib/dynindex_http.so
 check "the program is /usr/bin/dynindex-gateway" test -x /usr/bin/dynindex-gateway
 check "the systemd unit is installed" test -f "$UNIT"
 check "the system user $SVC_USER exists (postinst)" test -n "$(getent passwd "$SVC_USER")"
@@ -213,7 +214,7 @@ if [ -s "$W/saved.list" ]; then
     check "the $(wc -l < "$W/saved.list") files the packages replaced are back, unchanged" restore_saved
 else
     check "no file of the packages is left" \
-        test -z "$(ls /usr/lib/postgresql/15/lib/dynindex.so /usr/share/postgresql/15/extension/dynindex* 2>/dev/null)"
+        test -z "$(ls /usr/lib/postgresql/15/lib/dynindex.so /usr/lib/postgresql/15/lib/dynindex_http.so /usr/share/postgresql/15/extension/dynindex* 2>/dev/null)"
 fi
 
 echo "$checks_ok passed, $checks_failed failed"
