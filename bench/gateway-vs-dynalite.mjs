@@ -110,11 +110,13 @@ if (!isMainThread) {
 const opt = parseArgs(process.argv.slice(2), {
   dynindex: 'http://127.0.0.1:8091', dynalite: 'http://127.0.0.1:8092', duration: 15, warmup: 3,
   clients: '1,8', ops: 'PutItem,GetItem,Query', threads: 1, 'gateway-pid': 0, 'dynalite-pid': 0,
-  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1, sign: '', 'no-seed': false,
+  psql: '', json: '', md: '', only: '', client: 'sdk', rounds: 1, sign: '', 'no-seed': false, http: '',
 });
 if (opt.sign && opt.client !== 'wrk') throw new Error('--sign needs --client wrk');
 const credentials = opt.sign ? { accessKeyId: opt.sign.split(':')[0], secretAccessKey: opt.sign.split(':')[1] } : undefined;
-const targets = [['dynindex', opt.dynindex], ['dynalite', opt.dynalite]].filter(([n]) => !opt.only || opt.only === n);
+// --http URL: dynindex_http (the endpoint inside PostgreSQL) as a third target
+const targets = [['dynindex', opt.dynindex], ...(opt.http ? [['in-server', opt.http]] : []), ['dynalite', opt.dynalite]]
+  .filter(([n]) => !opt.only || opt.only === n);
 const clientCounts = String(opt.clients).split(',').map(Number);
 const ops = opt.ops.split(',');
 
@@ -174,12 +176,13 @@ function runPhase(endpoint, op, clients, seconds) {
   })));
 }
 
-// PostgreSQL backends of the gateway (for their CPU time).
-function backendPids() {
+// PostgreSQL backends of the gateway, or dynindex_http's workers (for their CPU time).
+function backendPids(name) {
   if (!opt.psql) return [];
+  const where = name === 'in-server' ? "backend_type = 'dynindex http'" : "application_name = 'dynindex-gateway'";
   try {
     const out = execFileSync('psql', ['-X', '-At', '-d', opt.psql, '-c',
-      "SELECT pid FROM pg_stat_activity WHERE application_name = 'dynindex-gateway' OR backend_type = 'dynindex http'"], { encoding: 'utf8' });
+      `SELECT pid FROM pg_stat_activity WHERE ${where}`], { encoding: 'utf8' });
     return out.split('\n').filter(Boolean).map(Number);
   } catch { return []; }
 }
@@ -232,7 +235,7 @@ for (let round = 0; round < rounds; round++) {
     for (const clients of clientCounts) {
       for (const [name, url] of targets) {
         await runPhase(url, op, clients, round === 0 ? opt.warmup : Math.min(1, opt.warmup));
-        const pids = name === 'dynindex' ? backendPids() : [];
+        const pids = name === 'dynalite' ? [] : backendPids(name);
         const serverPid = name === 'dynindex' ? opt['gateway-pid'] : opt['dynalite-pid'];
         const srv0 = serverPid ? procCpu(serverPid) : null;
         const pg0 = pids.map(procCpu);
@@ -275,7 +278,7 @@ for (const c of acc.values()) {
     machineBusy: c.busy / c.total,
   };
   // server CPU per operation (gateway + its backends, or dynalite): less sensitive to background load
-  r.serverUsPerOp = r.serverCpu != null ? ((c.srv + c.pg) / c.n) * 1e6 : null;
+  r.serverUsPerOp = c.hasSrv || c.hasPg ? ((c.srv + c.pg) / c.n) * 1e6 : null;
   r.clientUsPerOp = c.cli / c.n * 1e6;
   results.push(r);
   const name = r.target;
@@ -287,14 +290,19 @@ for (const c of acc.values()) {
 }
 
 // ---- summary ----
-const lines = ['| operation | clients | dynindex ops/s | p50 / p99 ms | server CPU us/op | dynalite ops/s | p50 / p99 ms | server CPU us/op | throughput ratio |',
-  '|---|---:|---:|---:|---:|---:|---:|---:|---:|'];
+const http = targets.some(([n]) => n === 'in-server');
+const lines = ['| operation | clients | dynindex ops/s | p50 / p99 ms | server CPU us/op |' +
+  (http ? ' in-server ops/s | p50 / p99 ms | server CPU us/op |' : '') +
+  ' dynalite ops/s | p50 / p99 ms | server CPU us/op | throughput ratio |' + (http ? ' in-server ratio |' : ''),
+  '|---|---:|---:|---:|---:|' + (http ? '---:|---:|---:|' : '') + '---:|---:|---:|---:|' + (http ? '---:|' : '')];
 for (const op of ops) {
   for (const clients of clientCounts) {
-    const a = results.find((r) => r.op === op && r.clients === clients && r.target === 'dynindex');
-    const b = results.find((r) => r.op === op && r.clients === clients && r.target === 'dynalite');
+    const find = (t) => results.find((r) => r.op === op && r.clients === clients && r.target === t);
+    const [a, h, b] = [find('dynindex'), find('in-server'), find('dynalite')];
     const f = (r) => (r ? [r.ops.toFixed(0), `${r.p50.toFixed(2)} / ${r.p99.toFixed(2)}`, r.serverUsPerOp != null ? r.serverUsPerOp.toFixed(0) : '-'] : ['-', '-', '-']);
-    lines.push(`| ${op} | ${clients} | ${f(a).join(' | ')} | ${f(b).join(' | ')} | ${a && b ? (a.ops / b.ops).toFixed(1) + 'x' : '-'} |`);
+    const ratio = (x) => (x && b ? (x.ops / b.ops).toFixed(1) + 'x' : '-');
+    lines.push(`| ${op} | ${clients} | ${f(a).join(' | ')} |` + (http ? ` ${f(h).join(' | ')} |` : '') +
+      ` ${f(b).join(' | ')} | ${ratio(a)} |` + (http ? ` ${ratio(h)} |` : ''));
   }
 }
 console.log('\n' + lines.join('\n'));

@@ -2,7 +2,9 @@
 # Benchmarks of dynindex-gateway on this machine.  Starts a throwaway
 # PostgreSQL with dynindex (shared_preload_libraries, synchronous_commit=off
 # since dynalite keeps everything in memory), the gateway in --dev mode and
-# dynalite (in memory), runs a client, stops everything.
+# dynalite (in memory), runs a client, stops everything.  In vs mode the
+# server also loads dynindex_http (the endpoint inside PostgreSQL, dev mode,
+# BENCH_HTTP_WORKERS workers, default 2), measured in the same run.
 #
 #   bench/gateway.sh [vs] [ARGS...]     gateway-vs-dynalite.mjs (PutItem/GetItem/Query, 1 and 8 clients)
 #   bench/gateway.sh load [ARGS...]     gateway-load.mjs (60 s mixed load with abusive clients)
@@ -17,7 +19,8 @@
 #
 # Needs `make install` done (the extension and dynindex-gateway in pg_config's
 # directories), node >= 18 with npm.  Ports: BENCH_PGPORT (5489),
-# BENCH_GW_PORT (8091), BENCH_DL_PORT (8092); BENCH_POOL (gateway --pool-size, 8).
+# BENCH_GW_PORT (8091), BENCH_DL_PORT (8092), BENCH_HTTP_PORT (8093); BENCH_POOL
+# (gateway --pool-size, 8).
 # Results (JSON, text) go to bench/results/ (not committed).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -27,7 +30,7 @@ if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ] || [ "$1" = auth ] || [ "$
 [ "$MODE" = scale ] && ulimit -n "$(ulimit -Hn)"
 PGBIN="$(pg_config --bindir)"
 PGPORT_="${BENCH_PGPORT:-5489}"; GWPORT="${BENCH_GW_PORT:-8091}"; DLPORT="${BENCH_DL_PORT:-8092}"
-POOL="${BENCH_POOL:-8}"
+POOL="${BENCH_POOL:-8}"; HTTPPORT="${BENCH_HTTP_PORT:-8093}"; HTTPWORKERS="${BENCH_HTTP_WORKERS:-2}"
 WORK="$(mktemp -d /tmp/dynindex-gwbench.XXXXXX)"
 PIDS=()
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -44,8 +47,13 @@ mkdir -p "$HERE/results"
 
 echo "==> PostgreSQL on port $PGPORT_ (socket $WORK)"
 as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
+PRELOAD=dynindex
+if [ "$MODE" = vs ]; then
+    PRELOAD=dynindex,dynindex_http
+    printf "dynindex_http.port = %s\ndynindex_http.dev = on\ndynindex_http.workers = %s\n" "$HTTPPORT" "$HTTPWORKERS" >>"$WORK/data/postgresql.conf"
+fi
 as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
-    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=dynindex -c max_connections=50 -c synchronous_commit=off" >/dev/null
+    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=$PRELOAD -c max_connections=50 -c synchronous_commit=off" >/dev/null
 GWEXTRA=""
 [ "$MODE" = scale ] && GWEXTRA="--max-connections ${SCALE_MAX_CONNECTIONS:-10100} --timeout 900"
 SU="$(as_pg whoami)"
@@ -74,8 +82,9 @@ export AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED=true
 STAMP="$(date +%Y%m%d-%H%M%S)"
 set +e
 if [ "$MODE" = vs ]; then
+    echo "==> dynindex_http (in the server, $HTTPWORKERS workers) on 127.0.0.1:$HTTPPORT"
     node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --dynalite "http://127.0.0.1:$DLPORT" \
-        --gateway-pid "$GWPID" --dynalite-pid "$DLPID" --psql "$CONN" \
+        --http "http://127.0.0.1:$HTTPPORT" --gateway-pid "$GWPID" --dynalite-pid "$DLPID" --psql "$CONN" \
         --json "$HERE/results/gateway-vs-dynalite-$STAMP.json" "$@" | tee "$HERE/results/gateway-vs-dynalite-$STAMP.txt"
 elif [ "$MODE" = auth ]; then
     node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --sign "$KEY" \
