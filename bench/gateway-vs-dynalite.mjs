@@ -290,19 +290,19 @@ for (const c of acc.values()) {
 }
 
 // ---- summary ----
-const http = targets.some(([n]) => n === 'in-server');
+const withHttp = targets.some(([n]) => n === 'in-server');
 const lines = ['| operation | clients | dynindex ops/s | p50 / p99 ms | server CPU us/op |' +
-  (http ? ' in-server ops/s | p50 / p99 ms | server CPU us/op |' : '') +
-  ' dynalite ops/s | p50 / p99 ms | server CPU us/op | throughput ratio |' + (http ? ' in-server ratio |' : ''),
-  '|---|---:|---:|---:|---:|' + (http ? '---:|---:|---:|' : '') + '---:|---:|---:|---:|' + (http ? '---:|' : '')];
+  (withHttp ? ' in-server ops/s | p50 / p99 ms | server CPU us/op |' : '') +
+  ' dynalite ops/s | p50 / p99 ms | server CPU us/op | throughput ratio |' + (withHttp ? ' in-server ratio |' : ''),
+  '|---|---:|---:|---:|---:|' + (withHttp ? '---:|---:|---:|' : '') + '---:|---:|---:|---:|' + (withHttp ? '---:|' : '')];
 for (const op of ops) {
   for (const clients of clientCounts) {
     const find = (t) => results.find((r) => r.op === op && r.clients === clients && r.target === t);
     const [a, h, b] = [find('dynindex'), find('in-server'), find('dynalite')];
     const f = (r) => (r ? [r.ops.toFixed(0), `${r.p50.toFixed(2)} / ${r.p99.toFixed(2)}`, r.serverUsPerOp != null ? r.serverUsPerOp.toFixed(0) : '-'] : ['-', '-', '-']);
     const ratio = (x) => (x && b ? (x.ops / b.ops).toFixed(1) + 'x' : '-');
-    lines.push(`| ${op} | ${clients} | ${f(a).join(' | ')} |` + (http ? ` ${f(h).join(' | ')} |` : '') +
-      ` ${f(b).join(' | ')} | ${ratio(a)} |` + (http ? ` ${ratio(h)} |` : ''));
+    lines.push(`| ${op} | ${clients} | ${f(a).join(' | ')} |` + (withHttp ? ` ${f(h).join(' | ')} |` : '') +
+      ` ${f(b).join(' | ')} | ${ratio(a)} |` + (withHttp ? ` ${ratio(h)} |` : ''));
   }
 }
 console.log('\n' + lines.join('\n'));
