@@ -20,10 +20,14 @@
 
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/regproc.h"
+#include "utils/syscache.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timeout.h"
@@ -32,9 +36,8 @@
 
 static DbJob *queue_head;
 static DbJob *queue_tail;
-static SPIPlanPtr plan_api;
-static SPIPlanPtr plan_api_role;
 static SPIPlanPtr plan_key;
+static Oid	api_fn = InvalidOid;	/* dynindex.api_text(text, text) */
 static PoolStats stats;
 
 bool
@@ -80,13 +83,13 @@ db_submit_to(Pool *p, DbJob *j)
 	db_submit(j);
 }
 
-/* The plan of sql (nargs text parameters), prepared once per worker. */
+/* The plan of sql (nargs <= 1 text parameters), prepared once per worker. */
 static SPIPlanPtr
 kept_plan(SPIPlanPtr *slot, const char *sql, int nargs)
 {
 	if (*slot == NULL)
 	{
-		Oid			types[4] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID};
+		Oid			types[1] = {TEXTOID};
 		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
 
 		if (p == NULL)
@@ -98,51 +101,71 @@ kept_plan(SPIPlanPtr *slot, const char *sql, int nargs)
 	return *slot;
 }
 
-/* Run j's statement; its result goes into j (inside the transaction). */
+/*
+ * dynindex.api_text(text, text), looked up once per worker (and again after
+ * the extension was dropped and created again).
+ */
+static Oid
+api_function(void)
+{
+	if (!OidIsValid(api_fn) || !SearchSysCacheExists1(PROCOID, ObjectIdGetDatum(api_fn)))
+	{
+		api_fn = DatumGetObjectId(DirectFunctionCall1(to_regprocedure,
+													  CStringGetTextDatum("dynindex.api_text(text,text)")));
+		if (!OidIsValid(api_fn))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_FUNCTION),
+					 errmsg("dynindex.api_text(text, text) does not exist"),
+					 errhint("CREATE EXTENSION dynindex (version 0.2 or later) in database \"%s\".",
+							 get_database_name(MyDatabaseId))));
+	}
+	return api_fn;
+}
+
+/* set_config(name, value, true), as the gateway's statements do it */
+static void
+set_local(const char *name, const char *value)
+{
+	(void) set_config_option(name, value, superuser() ? PGC_SUSET : PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+}
+
+/*
+ * Run j inside the transaction; its result goes into j.  The API call is
+ * what the gateway's API_SQL / API_ROLE_SQL statements do, without a
+ * statement around it: the role and the region are set for this transaction
+ * only (set_config's is_local), then dynindex.api_text runs through fmgr.
+ * The key lookup runs KEY_SQL through a kept SPI plan.
+ */
 static void
 execute_job(DbJob *j)
 {
-	Datum		args[4];
-	SPIPlanPtr	plan;
-	int			n = 0;
-	int			rc;
+	if (j->kind == JOB_KEY)
+	{
+		Datum		arg = CStringGetTextDatum(j->body);
+		int			rc;
 
-	if (j->kind == JOB_KEY)
-	{
-		plan = kept_plan(&plan_key, KEY_SQL, 1);
-		args[n++] = CStringGetTextDatum(j->body);
-	}
-	else
-	{
-		if (j->role)
-			args[n++] = CStringGetTextDatum(j->role);
-		args[n++] = CStringGetTextDatum(j->region ? j->region : gw_config.region);
-		args[n++] = CStringGetTextDatum(j->op);
-		args[n++] = CStringGetTextDatum(j->body);
-		plan = j->role ? kept_plan(&plan_api_role, API_ROLE_SQL, 4) : kept_plan(&plan_api, API_SQL, 3);
-	}
-	rc = SPI_execute_plan(plan, args, NULL, false, 2);
-	if (rc != SPI_OK_SELECT)
-		elog(ERROR, "dynindex_http: unexpected SPI result %s", SPI_result_code_string(rc));
-	if (j->kind == JOB_KEY)
-	{
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "dynindex_http: SPI_connect failed");
+		rc = SPI_execute_plan(kept_plan(&plan_key, KEY_SQL, 1), &arg, NULL, true, 2);
+		if (rc != SPI_OK_SELECT)
+			elog(ERROR, "dynindex_http: unexpected SPI result %s", SPI_result_code_string(rc));
 		if (SPI_processed == 1)
 			keys_store(j, true, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1),
 					   SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
 		else
 			keys_store(j, false, NULL, NULL);
+		SPI_finish();
 	}
 	else
 	{
-		bool		isnull = true;
-		Datum		d = (Datum) 0;
+		Oid			fn = api_function();
 		text	   *t;
 
-		if (SPI_processed == 1)
-			d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		if (isnull)
-			elog(ERROR, "dynindex.api returned no result");
-		t = DatumGetTextPP(d);
+		if (j->role)
+			set_local("role", j->role);
+		set_local("dynindex.region", j->region ? j->region : gw_config.region);
+		t = DatumGetTextPP(OidFunctionCall2(fn, CStringGetTextDatum(j->op), CStringGetTextDatum(j->body)));
 		db_result_json(j, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 	}
 }
@@ -186,12 +209,9 @@ run_job(DbJob *j)
 		enable_timeout_after(STATEMENT_TIMEOUT, gw_config.request_timeout * 1000);
 	PG_TRY();
 	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "dynindex_http: SPI_connect failed");
 		PushActiveSnapshot(GetTransactionSnapshot());
 		execute_job(j);
 		PopActiveSnapshot();
-		SPI_finish();
 		CommitTransactionCommand();
 		disable_timeout(STATEMENT_TIMEOUT, false);
 	}
