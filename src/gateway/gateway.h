@@ -300,6 +300,8 @@ extern void db_submit(DbJob *j);
 extern void db_submit_to(Pool *p, DbJob *j);
 extern void db_tick(void);
 extern bool db_pending(void);
+/* Run j at once if this process can (dynindex_http): done() has run, j is freed. */
+extern bool db_run_now(DbJob *j);
 extern void db_result_free(DbResult *r);
 /* jobs.c: the API call's answer or error into j->result, for pool.c and local.c */
 extern void db_result_json(DbJob *j, const char *json, size_t n);

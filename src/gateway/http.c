@@ -171,6 +171,7 @@ typedef struct GwConn
 	double		idle_since;
 	bool		idle;			/* in the idle list (between requests) */
 	bool		evicted;		/* shut down by us, closing */
+	bool		split_writes;	/* its client sent a body after its headers, separately */
 	struct GwConn *prev;
 	struct GwConn *next;
 } GwConn;
@@ -203,6 +204,8 @@ typedef struct Req
 	char		secret[129];
 	int			key_found;
 	DbResult	db;
+	bool		suspended;		/* waiting for its job (the gateway's pool) */
+	unsigned long headers_run;	/* the MHD_run that read its headers */
 } Req;
 
 /* The daemons the loop drives (the API endpoint, the metrics endpoint). */
@@ -216,6 +219,7 @@ static struct
 static int	ndaemons;
 static struct MHD_Daemon *api_daemon;
 static bool resume_pending;
+static unsigned long mhd_runs;	/* MHD_run calls so far */
 
 /*
  * libmicrohttpd asks for an immediate pass (timeout 0) while a connection is
@@ -626,19 +630,46 @@ job_done(DbJob *j)
 		req->db = j->result;
 		memset(&j->result, 0, sizeof(j->result));
 	}
-	MHD_resume_connection(req->c);
-	resume_pending = true;
+	if (req->suspended)
+	{
+		req->suspended = false;
+		MHD_resume_connection(req->c);
+		resume_pending = true;
+	}
 }
 
-/* Suspend the connection and run a job for it. */
+static enum MHD_Result step_after_job(struct MHD_Connection *c, const char *url,
+									  const char *method, Req *req);
+static enum MHD_Result step_after_key(struct MHD_Connection *c, const char *url,
+									  const char *method, Req *req);
+static enum MHD_Result step_after_api(struct MHD_Connection *c, const char *method, Req *req);
+
+/*
+ * Run a job for the request.  The gateway suspends the connection until its
+ * pool has the answer; dynindex_http runs the job at once, in the handler
+ * (db_run_now: a worker runs one request at a time anyway), and goes on with
+ * the request without a suspend/resume round through libmicrohttpd.
+ */
 static enum MHD_Result
-run_job(struct MHD_Connection *c, Req *req, const char *method, DbJob *j)
+run_job(struct MHD_Connection *c, Req *req, const char *url, const char *method, DbJob *j)
 {
 	if (j == NULL)
 		return respond_error(c, req, method, "InternalServerError", "Internal server error");
+	if (db_run_now(j))
+		return step_after_job(c, url, method, req);
+	req->suspended = true;
 	MHD_suspend_connection(c);
 	db_submit(j);
 	return MHD_YES;
+}
+
+/* The request's job is done: go on from the step it was in. */
+static enum MHD_Result
+step_after_job(struct MHD_Connection *c, const char *url, const char *method, Req *req)
+{
+	if (req->step == STEP_KEY)
+		return step_after_key(c, url, method, req);
+	return step_after_api(c, method, req);
 }
 
 /* The access key is known (or not): verify the signature, then the rest. */
@@ -720,7 +751,7 @@ step_after_auth(struct MHD_Connection *c, const char *url, const char *method, R
 		j->eventual = gw_config.nstandbys > 0 && gw_eventual_read(req->op, req->body.data);
 	}
 	req->step = STEP_API;
-	return run_job(c, req, method, j);
+	return run_job(c, req, url, method, j);
 }
 
 /* The API call is done: answer. */
@@ -917,7 +948,7 @@ step_start(struct MHD_Connection *c, const char *url, const char *method, Req *r
 		if (j)
 			j->body = req->auth.access_key;
 		req->step = STEP_KEY;
-		return run_job(c, req, method, j);
+		return run_job(c, req, url, method, j);
 	}
 
 	/*
@@ -941,6 +972,10 @@ step_start(struct MHD_Connection *c, const char *url, const char *method, Req *r
  * for one) hold the body back under Nagle's algorithm until the headers are
  * acknowledged, and a delayed ACK would add 40 ms to every request on a
  * keep-alive connection.  TCP_QUICKACK sends the ACK the kernel has pending.
+ * It costs a system call and an ACK segment, so only connections whose client
+ * was seen writing that way get it: the body of one of its requests arrived in
+ * a later read than the headers (the first requests of a connection are
+ * acknowledged at once by the kernel anyway: it starts in quick-ack mode).
  */
 static void
 ack_headers_now(struct MHD_Connection *c)
@@ -987,7 +1022,8 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		if (g)
 			idle_remove(g);
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		if (cl && strcmp(method, "POST") == 0)
+		req->headers_run = mhd_runs;
+		if (cl && strcmp(method, "POST") == 0 && g && g->split_writes)
 			ack_headers_now(c);
 		if (cl && strtoull(cl, NULL, 10) > (unsigned long long) GW_MAX_REQUEST_BYTES &&
 			strcmp(method, "POST") == 0)
@@ -1003,22 +1039,21 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		}
 		return MHD_YES;
 	}
-	switch (req->step)
+	if (req->step == STEP_DONE)
 	{
-		case STEP_BODY:
-			break;
-		case STEP_KEY:
-			return step_after_key(c, url, method, req);
-		case STEP_API:
-			return step_after_api(c, method, req);
-		case STEP_DONE:
-		default:
-			*upload_data_size = 0;
-			return MHD_YES;
+		*upload_data_size = 0;
+		return MHD_YES;
 	}
+	if (req->step != STEP_BODY)
+		return step_after_job(c, url, method, req);
 	if (*upload_data_size > 0)
 	{
 		size_t		n = *upload_data_size;
+		GwConn	   *g = conn_of(c);
+
+		/* the body came in a later read than the headers: see ack_headers_now */
+		if (req->body.len == 0 && !req->too_large && mhd_runs != req->headers_run && g)
+			g->split_writes = true;
 
 		if (!req->too_large && req->body.len + n > GW_MAX_REQUEST_BYTES)
 		{
@@ -1089,6 +1124,7 @@ daemon_event(void *arg, uint32_t events)
 	for (int i = 0; i < ndaemons; i++)
 		if (daemons[i].d == arg)
 			daemons[i].ran = true;
+	mhd_runs++;
 	MHD_run(arg);
 }
 
@@ -1179,6 +1215,7 @@ http_tick(void)
 		/* once per pass: a second MHD_run right after the first finds nothing new */
 		if (resumed || (!daemons[i].ran && MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
 		{
+			mhd_runs++;
 			MHD_run(daemons[i].d);
 		}
 		daemons[i].ran = false;

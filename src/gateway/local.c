@@ -3,11 +3,13 @@
  * server, in the background worker that holds the connection, instead of on
  * a libpq pool.
  *
- * http.c submits a job and suspends its connection; db_tick(), at the end of
- * the loop pass, runs the queued jobs one after the other, each in its own
- * transaction, through SPI with the same statements the gateway prepares
- * (gateway.h), and calls done().  An error rolls the transaction back and
- * becomes the job's DbResult as the gateway would have read it from libpq.
+ * http.c's jobs run at once, in its request handler (db_run_now), each in
+ * its own transaction: the API call as the gateway's statement makes it
+ * (role and region for the transaction, then dynindex.api_text), the key
+ * lookup through the gateway's statement (gateway.h); then done().  Jobs
+ * submitted with db_submit run at the end of the loop pass (db_tick).  An
+ * error rolls the transaction back and becomes the job's DbResult as the
+ * gateway would have read it from libpq.
  * A request without an answer after request_timeout is cancelled by
  * statement_timeout's timer and gets the gateway's 500.
  *
@@ -233,7 +235,27 @@ run_job(DbJob *j)
 	pgstat_report_activity(STATE_IDLE, NULL);
 }
 
-/* After each pass of the loop: run the queued jobs, answer their connections. */
+/* Run j, tell its submitter, free it. */
+static void
+finish_job(DbJob *j)
+{
+	run_job(j);
+	if (j->done)
+		j->done(j);
+	db_result_free(&j->result);
+	memset(j->secret, 0, sizeof(j->secret));
+	free(j);
+}
+
+/* The HTTP layer's jobs run at once, in its handler. */
+bool
+db_run_now(DbJob *j)
+{
+	finish_job(j);
+	return true;
+}
+
+/* After each pass of the loop: run the jobs submitted to run later. */
 void
 db_tick(void)
 {
@@ -245,12 +267,7 @@ db_tick(void)
 		if (queue_head == NULL)
 			queue_tail = NULL;
 		stats.queued--;
-		run_job(j);
-		if (j->done)
-			j->done(j);
-		db_result_free(&j->result);
-		memset(j->secret, 0, sizeof(j->secret));
-		free(j);
+		finish_job(j);
 	}
 }
 

@@ -985,6 +985,14 @@ db_pending(void)
 	return false;
 }
 
+/* The pool answers later, through done(): the caller suspends its connection. */
+bool
+db_run_now(DbJob *j)
+{
+	(void) j;
+	return false;
+}
+
 /* Timers: requests past their deadline, connection attempts that hang; standby probes. */
 void
 db_tick(void)
