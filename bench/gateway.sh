@@ -13,7 +13,8 @@
 #   bench/gateway.sh scale              10,000 idle keep-alive connections held open while wrk runs
 #                                       GetItem, PutItem, Query with 8 connections (60 s each; SCALE_SECONDS),
 #                                       then wrk with 1,000 connections (SCALE_C1000_SECONDS, 20 s each);
-#                                       gateway RSS, errors, p99, idle connections kept/closed/reset
+#                                       gateway RSS, errors, p99, idle connections kept/closed/reset;
+#                                       SCALE_TARGET=in-server: the same against dynindex_http (RSS: its workers')
 #
 # vs takes --client sdk|raw|wrk (wrk: a C load generator, bench/wrk-dynamodb.lua).
 #
@@ -48,9 +49,9 @@ mkdir -p "$HERE/results"
 echo "==> PostgreSQL on port $PGPORT_ (socket $WORK)"
 as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
 PRELOAD=dynindex
-if [ "$MODE" = vs ]; then
+if [ "$MODE" = vs ] || [ "${SCALE_TARGET:-}" = in-server ]; then
     PRELOAD=dynindex,dynindex_http
-    printf "dynindex_http.port = %s\ndynindex_http.dev = on\ndynindex_http.workers = %s\n" "$HTTPPORT" "$HTTPWORKERS" >>"$WORK/data/postgresql.conf"
+    printf "dynindex_http.port = %s\ndynindex_http.dev = on\ndynindex_http.workers = %s\ndynindex_http.timeout = 900\n" "$HTTPPORT" "$HTTPWORKERS" >>"$WORK/data/postgresql.conf"
 fi
 as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
     "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=$PRELOAD -c max_connections=50 -c synchronous_commit=off" >/dev/null
@@ -91,24 +92,40 @@ elif [ "$MODE" = auth ]; then
         --gateway-pid "$GWPID" --psql "$CONN" \
         --json "$HERE/results/gateway-auth-$STAMP.json" "$@" | tee "$HERE/results/gateway-auth-$STAMP.txt"
 elif [ "$MODE" = scale ]; then
-    rss() { awk '/VmRSS/ {print $2 " kB"}' "/proc/$GWPID/status"; }
-    echo "==> gateway RSS at start: $(rss)"
-    node "$HERE/gateway-idle.mjs" --endpoint "http://127.0.0.1:$GWPORT" --n "${SCALE_IDLE:-10000}" >"$WORK/idle.out" 2>&1 &
+    # the gateway, or (SCALE_TARGET=in-server) dynindex_http's workers
+    URL="http://127.0.0.1:$GWPORT"; TARGET=(--dynindex "$URL" --only dynindex --gateway-pid "$GWPID"); WHO=gateway
+    if [ "${SCALE_TARGET:-}" = in-server ]; then
+        URL="http://127.0.0.1:$HTTPPORT"; TARGET=(--http "$URL" --only in-server); WHO="dynindex_http workers"
+        for _ in $(seq 1 100); do curl -sf -o /dev/null "$URL/" && break; sleep 0.1; done
+    fi
+    # the gateway's RSS; the workers' private memory (their RSS also counts the
+    # shared buffers they touched)
+    rss() {
+        if [ "${SCALE_TARGET:-}" = in-server ]; then
+            for p in $(psql -X -At -d "$CONN" -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'dynindex http'"); do
+                awk '/^Private_(Clean|Dirty):/ {s += $2} END {print s}' "/proc/$p/smaps_rollup"
+            done | awk '{s += $1} END {print s " kB private"}'
+        else
+            awk '/VmRSS/ {print $2 " kB"}' "/proc/$GWPID/status"
+        fi
+    }
+    echo "==> $WHO RSS at start: $(rss)"
+    node "$HERE/gateway-idle.mjs" --endpoint "$URL" --n "${SCALE_IDLE:-10000}" >"$WORK/idle.out" 2>&1 &
     IDLEPID=$!; PIDS+=("$IDLEPID")
     for _ in $(seq 1 600); do grep -q '^ready' "$WORK/idle.out" && break; sleep 0.2; done
-    echo "==> idle connections: $(cat "$WORK/idle.out") (ready open failed); gateway RSS: $(rss)"
-    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --threads 2 \
+    echo "==> idle connections: $(cat "$WORK/idle.out") (ready open failed); $WHO RSS: $(rss)"
+    node "$HERE/gateway-vs-dynalite.mjs" "${TARGET[@]}" --client wrk --threads 2 \
         --clients 8 --ops GetItem,PutItem,Query --duration "${SCALE_SECONDS:-60}" --rounds 1 --warmup 3 \
-        --gateway-pid "$GWPID" --psql "$CONN" --json "$HERE/results/gateway-scale-$STAMP.json" "$@" \
+        --psql "$CONN" --json "$HERE/results/gateway-scale-$STAMP.json" "$@" \
         | tee "$HERE/results/gateway-scale-$STAMP.txt"
-    echo "==> gateway RSS with the idle connections after the 8-connection runs: $(rss)"
+    echo "==> $WHO RSS with the idle connections after the 8-connection runs: $(rss)"
     kill -TERM "$IDLEPID"; wait "$IDLEPID" 2>/dev/null
     echo "==> idle connections at the end: $(tail -1 "$WORK/idle.out")"
-    node "$HERE/gateway-vs-dynalite.mjs" --dynindex "http://127.0.0.1:$GWPORT" --only dynindex --client wrk --threads 2 \
+    node "$HERE/gateway-vs-dynalite.mjs" "${TARGET[@]}" --client wrk --threads 2 \
         --clients 1000 --ops GetItem,PutItem,Query --duration "${SCALE_C1000_SECONDS:-20}" --rounds 1 --warmup 2 \
-        --gateway-pid "$GWPID" --psql "$CONN" --no-seed --json "$HERE/results/gateway-c1000-$STAMP.json" "$@" \
+        --psql "$CONN" --no-seed --json "$HERE/results/gateway-c1000-$STAMP.json" "$@" \
         | tee -a "$HERE/results/gateway-scale-$STAMP.txt"
-    echo "==> gateway RSS after wrk -c 1000: $(rss)"
+    echo "==> $WHO RSS after wrk -c 1000: $(rss)"
 else
     node "$HERE/gateway-load.mjs" --endpoint "http://127.0.0.1:$GWPORT" --gateway-pid "$GWPID" --gateway-timeout 10 \
         --abuse --json "$HERE/results/gateway-load-$STAMP.json" "$@" | tee "$HERE/results/gateway-load-$STAMP.txt"

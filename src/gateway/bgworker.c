@@ -21,6 +21,7 @@
 #include "miscadmin.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/postmaster.h"
+#include "storage/fd.h"
 #include "storage/ipc.h"
 #include "utils/guc.h"
 
@@ -159,6 +160,8 @@ dynindex_http_main(Datum arg)
 	postmaster_watch.fn = postmaster_died;
 	if (!loop_add(&postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH], EPOLLIN))
 		ereport(FATAL, (errmsg("dynindex_http: cannot watch the postmaster: %m")));
+	/* PostgreSQL's own files (its descriptor cache of at most max_safe_fds) come first */
+	gw_fit_file_limit((long) max_safe_fds + 64);
 	pool_init();
 	if (!http_start())
 		ereport(FATAL, (errmsg("dynindex_http: cannot listen on %s:%d", http_host, http_port)));

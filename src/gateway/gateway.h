@@ -82,6 +82,7 @@ extern size_t gw_json_compact(char *s, size_t len);
 extern void gw_request_id(char out[53]);
 extern void gw_log(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 extern void (*gw_log_hook) (const char *msg);
+extern void gw_fit_file_limit(long reserved);
 
 /* ---- errmap.c ---- */
 

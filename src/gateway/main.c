@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/resource.h>
 
 static void
 usage(FILE *f)
@@ -123,36 +122,6 @@ parse_lag(const char *s, const char *what)
 		exit(2);
 	}
 	return v;
-}
-
-/* Raise the open-file limit as far as allowed; clamp --max-connections to it. */
-static void
-fit_file_limit(void)
-{
-	struct rlimit rl;
-	long		need;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return;
-	if (rl.rlim_cur < rl.rlim_max)
-	{
-		rl.rlim_cur = rl.rlim_max;
-		(void) setrlimit(RLIMIT_NOFILE, &rl);
-		(void) getrlimit(RLIMIT_NOFILE, &rl);
-	}
-	/* client sockets, room for those being closed, the pool, a margin */
-	need = (long) gw_config.max_connections + gw_config.max_connections / 4 + 64 +
-		(long) gw_config.pool_size * (1 + gw_config.nstandbys) + 64;
-	if (rl.rlim_cur != RLIM_INFINITY && need > (long) rl.rlim_cur)
-	{
-		long		fit = ((long) rl.rlim_cur - 128 - (long) gw_config.pool_size * (1 + gw_config.nstandbys)) * 4 / 5;
-
-		if (fit < 1)
-			fit = 1;
-		gw_log("the open-file limit (%ld) allows %ld connections: --max-connections lowered from %d",
-			   (long) rl.rlim_cur, fit, gw_config.max_connections);
-		gw_config.max_connections = (int) fit;
-	}
 }
 
 int
@@ -339,7 +308,7 @@ main(int argc, char **argv)
 		gw_log("cannot set up the event loop");
 		return 1;
 	}
-	fit_file_limit();
+	gw_fit_file_limit((long) gw_config.pool_size * (1 + gw_config.nstandbys));
 
 	if (gw_config.dev)
 	{

@@ -4,6 +4,7 @@
 #include "gateway.h"
 
 #include <ctype.h>
+#include <sys/resource.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,39 @@ gw_request_id(char out[53])
 		}
 	}
 	out[52] = '\0';
+}
+
+/*
+ * Raise the open-file limit as far as allowed; lower max_connections to what
+ * it leaves after `reserved` descriptors of the process's own (the gateway's
+ * pool; a background worker's PostgreSQL files).
+ */
+void
+gw_fit_file_limit(long reserved)
+{
+	struct rlimit rl;
+	long		need;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return;
+	if (rl.rlim_cur < rl.rlim_max)
+	{
+		rl.rlim_cur = rl.rlim_max;
+		(void) setrlimit(RLIMIT_NOFILE, &rl);
+		(void) getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	/* client sockets, room for those being closed, the reserved ones, a margin */
+	need = (long) gw_config.max_connections + gw_config.max_connections / 4 + 64 + reserved + 64;
+	if (rl.rlim_cur != RLIM_INFINITY && need > (long) rl.rlim_cur)
+	{
+		long		fit = ((long) rl.rlim_cur - 128 - reserved) * 4 / 5;
+
+		if (fit < 1)
+			fit = 1;
+		gw_log("the open-file limit (%ld) allows %ld connections: the connection limit is lowered from %d",
+			   (long) rl.rlim_cur, fit, gw_config.max_connections);
+		gw_config.max_connections = (int) fit;
+	}
 }
 
 /* Set by dynindex_http: messages go to PostgreSQL's log instead of stderr. */
