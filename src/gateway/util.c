@@ -262,8 +262,12 @@ gw_fit_file_limit(long reserved)
 	{
 		long		fit = ((long) rl.rlim_cur - 128 - reserved) * 4 / 5;
 
-		if (fit < 1)
-			fit = 1;
+		/*
+		 * At least a few: PostgreSQL closes its cached files when an open()
+		 * fails for the limit, so a worker's sockets may take some of their room.
+		 */
+		if (fit < 64)
+			fit = 64;
 		gw_log("the open-file limit (%ld) allows %ld connections: the connection limit is lowered from %d",
 			   (long) rl.rlim_cur, fit, gw_config.max_connections);
 		gw_config.max_connections = (int) fit;
