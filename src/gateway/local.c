@@ -26,6 +26,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "postmaster/interrupt.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/regproc.h"
@@ -202,6 +203,12 @@ run_job(DbJob *j)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 
+	/* a configuration reload (pg_reload_conf, SIGHUP) applies from the next request on */
+	if (ConfigReloadPending)
+	{
+		ConfigReloadPending = false;
+		ProcessConfigFile(PGC_SIGHUP);
+	}
 	/* forget a cancel that arrived between requests */
 	QueryCancelPending = false;
 	SetCurrentStatementStartTimestamp();

@@ -90,7 +90,7 @@ is($j->{TableDescription}{TableArn}, 'arn:aws:dynamodb:us-east-1:000000000000:ta
 is($st, 200, 'PutItem');
 ($st, $j) = call('GetItem', { TableName => 'Things', Key => { pk => { S => 'a' } } });
 is_deeply($j, { Item => { pk => { S => 'a' }, v => { N => '1' } } }, 'GetItem reads it back');
-my $r;
+my ($r, $deadline);
 ($st, $j, $r) = call('PutItem', { TableName => 'Things', Item => { pk => { S => 'a' } },
 	ConditionExpression => 'attribute_not_exists(pk)' });
 is($st, 400, 'a failed condition is HTTP 400');
@@ -104,6 +104,22 @@ is($j->{__type}, 'com.amazon.coral.service#SerializationException', 'Serializati
 is($j->{__type}, 'com.amazon.coral.service#UnknownOperationException', 'an unknown target');
 ($st, $j) = call('GetItem', { TableName => 'Nope', Key => { pk => { S => 'a' } } });
 is($j->{__type}, 'com.amazonaws.dynamodb.v20120810#ResourceNotFoundException', 'an unknown table');
+
+# ---- a configuration reload reaches the workers ----
+$node->safe_psql('postgres', "ALTER SYSTEM SET dynindex.account_id = '123456789012'");
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
+$deadline = time + 10;
+my $arn = '';
+while (time < $deadline)
+{
+	($st, $j) = call('DescribeTable', { TableName => 'Things' });
+	$arn = $j->{Table}{TableArn} // '';
+	last if $arn =~ /123456789012/;
+	usleep(100_000);
+}
+is($arn, 'arn:aws:dynamodb:us-east-1:123456789012:table/Things', 'pg_reload_conf reaches the workers');
+$node->safe_psql('postgres', 'ALTER SYSTEM RESET dynindex.account_id');
+$node->safe_psql('postgres', 'SELECT pg_reload_conf()');
 
 # ---- each request is its own transaction ----
 ($st, $j) = call('TransactWriteItems', { TransactItems => [
@@ -142,7 +158,7 @@ like(slurp_file($node->logfile), qr/dynindex_http: GetItem cancelled after 2 s/,
 
 # ---- pg_terminate_backend: the worker comes back ----
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pids[0])");
-my $deadline = time + 20;
+$deadline = time + 20;
 my $now = '';
 while (time < $deadline)
 {
