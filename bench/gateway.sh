@@ -4,7 +4,7 @@
 # since dynalite keeps everything in memory), the gateway in --dev mode and
 # dynalite (in memory), runs a client, stops everything.  In vs mode the
 # server also loads dynindex_http (the endpoint inside PostgreSQL, dev mode,
-# BENCH_HTTP_WORKERS workers, default 2), measured in the same run.
+# BENCH_HTTP_WORKERS workers, default 4), measured in the same run.
 #
 #   bench/gateway.sh [vs] [ARGS...]     gateway-vs-dynalite.mjs (PutItem/GetItem/Query, 1 and 8 clients)
 #   bench/gateway.sh load [ARGS...]     gateway-load.mjs (60 s mixed load with abusive clients)
@@ -31,7 +31,7 @@ if [ $# -gt 0 ] && { [ "$1" = vs ] || [ "$1" = load ] || [ "$1" = auth ] || [ "$
 [ "$MODE" = scale ] && ulimit -n "$(ulimit -Hn)"
 PGBIN="$(pg_config --bindir)"
 PGPORT_="${BENCH_PGPORT:-5489}"; GWPORT="${BENCH_GW_PORT:-8091}"; DLPORT="${BENCH_DL_PORT:-8092}"
-POOL="${BENCH_POOL:-8}"; HTTPPORT="${BENCH_HTTP_PORT:-8093}"; HTTPWORKERS="${BENCH_HTTP_WORKERS:-2}"
+POOL="${BENCH_POOL:-8}"; HTTPPORT="${BENCH_HTTP_PORT:-8093}"; HTTPWORKERS="${BENCH_HTTP_WORKERS:-4}"
 WORK="$(mktemp -d /tmp/dynindex-gwbench.XXXXXX)"
 PIDS=()
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -54,7 +54,7 @@ if [ "$MODE" = vs ] || [ "${SCALE_TARGET:-}" = in-server ]; then
     printf "dynindex_http.port = %s\ndynindex_http.dev = on\ndynindex_http.workers = %s\ndynindex_http.timeout = 900\n" "$HTTPPORT" "$HTTPWORKERS" >>"$WORK/data/postgresql.conf"
 fi
 as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
-    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=$PRELOAD -c max_connections=50 -c synchronous_commit=off" >/dev/null
+    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c shared_preload_libraries=$PRELOAD -c max_connections=50 -c max_worker_processes=16 -c synchronous_commit=off" >/dev/null
 GWEXTRA=""
 [ "$MODE" = scale ] && GWEXTRA="--max-connections ${SCALE_MAX_CONNECTIONS:-10100} --timeout 900"
 SU="$(as_pg whoami)"
