@@ -43,6 +43,7 @@ static SPIPlanPtr plan_key;
 static Oid	api_fn = InvalidOid;	/* dynindex.api_text(text, text) */
 static PoolStats stats;
 
+/* There is no pool: the worker is its own one connection. */
 bool
 pool_init(void)
 {
@@ -52,21 +53,35 @@ pool_init(void)
 	return true;
 }
 
+/* The next job submitted to run later, or NULL. */
+static DbJob *
+dequeue(void)
+{
+	DbJob	   *j = queue_head;
+
+	if (j == NULL)
+		return NULL;
+	queue_head = j->next;
+	if (queue_head == NULL)
+		queue_tail = NULL;
+	stats.queued--;
+	return j;
+}
+
+/* Drop the jobs still queued: they never ran, their connections close with the daemon. */
 void
 pool_shutdown(void)
 {
-	/* jobs still queued never ran: their connections are closed with the daemon */
-	while (queue_head)
-	{
-		DbJob	   *j = queue_head;
+	DbJob	   *j;
 
-		queue_head = j->next;
+	while ((j = dequeue()) != NULL)
+	{
 		db_result_free(&j->result);
 		free(j);
 	}
-	queue_tail = NULL;
 }
 
+/* Queue j for the end of this loop pass (db_tick). */
 void
 db_submit(DbJob *j)
 {
@@ -79,6 +94,7 @@ db_submit(DbJob *j)
 	stats.queued++;
 }
 
+/* The same: the only server is this one. */
 void
 db_submit_to(Pool *p, DbJob *j)
 {
@@ -266,16 +282,10 @@ db_run_now(DbJob *j)
 void
 db_tick(void)
 {
-	while (queue_head)
-	{
-		DbJob	   *j = queue_head;
+	DbJob	   *j;
 
-		queue_head = j->next;
-		if (queue_head == NULL)
-			queue_tail = NULL;
-		stats.queued--;
+	while ((j = dequeue()) != NULL)
 		finish_job(j);
-	}
 }
 
 /* Jobs are waiting for the next db_tick (the loop must not sleep). */

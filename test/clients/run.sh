@@ -177,36 +177,28 @@ fi
 # ---- 3. boto3 ----
 PY=python3
 [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import boto3' 2>/dev/null && PY=/usr/bin/python3
+# boto3_run LABEL SCRIPT TAG OUT [VAR=VALUE...]: run a boto3 script (with those variables)
+# and count its last line "# TAG: N passed, M failed"
+boto3_run() {
+    local label="$1" script="$2" tag="$3" out="$WORK/$4" bp bf
+    shift 4
+    log "$label"
+    env "$@" "$PY" "$HERE/$script" 2>&1 | tee "$out"
+    bp="$(sed -n "s/^# $tag: \([0-9]*\) passed, \([0-9]*\) failed\$/\1/p" "$out")"
+    bf="$(sed -n "s/^# $tag: \([0-9]*\) passed, \([0-9]*\) failed\$/\2/p" "$out")"
+    [ -z "$bp" ] && bf=1
+    PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+}
 if "$PY" -c 'import boto3' 2>/dev/null; then
-    log "boto3 smoke test"
-    "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3.out"
-    bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3.out")"
-    bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3.out")"
-    [ -z "$bp" ] && bf=1
-    PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
-    log "boto3 PartiQL test"
-    "$PY" "$HERE/boto3_partiql.py" 2>&1 | tee "$WORK/boto3_partiql.out"
-    bp="$(sed -n 's/^# boto3-partiql: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3_partiql.out")"
-    bf="$(sed -n 's/^# boto3-partiql: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3_partiql.out")"
-    [ -z "$bp" ] && bf=1
-    PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+    boto3_run "boto3 smoke test" boto3_smoke.py boto3 boto3.out
+    boto3_run "boto3 PartiQL test" boto3_partiql.py boto3-partiql boto3_partiql.out
     if [ -n "$AUTH_URL" ] && [ -n "$KEY_ID" ]; then
-        log "boto3 smoke test (SigV4 gateway)"
-        GATEWAY_URL="$AUTH_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" \
-            "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3-sigv4.out"
-        bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3-sigv4.out")"
-        bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3-sigv4.out")"
-        [ -z "$bp" ] && bf=1
-        PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+        boto3_run "boto3 smoke test (SigV4 gateway)" boto3_smoke.py boto3 boto3-sigv4.out \
+            GATEWAY_URL="$AUTH_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET"
     fi
     if [ -n "${DYNINDEX_HTTP_URL:-}" ] && [ -n "$KEY_ID" ]; then
-        log "boto3 smoke test (dynindex_http)"
-        GATEWAY_URL="$DYNINDEX_HTTP_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" \
-            "$PY" "$HERE/boto3_smoke.py" 2>&1 | tee "$WORK/boto3-http.out"
-        bp="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\1/p' "$WORK/boto3-http.out")"
-        bf="$(sed -n 's/^# boto3: \([0-9]*\) passed, \([0-9]*\) failed$/\2/p' "$WORK/boto3-http.out")"
-        [ -z "$bp" ] && bf=1
-        PASS=$((PASS + ${bp:-0})); FAIL=$((FAIL + ${bf:-0}))
+        boto3_run "boto3 smoke test (dynindex_http)" boto3_smoke.py boto3 boto3-http.out \
+            GATEWAY_URL="$DYNINDEX_HTTP_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET"
     fi
 else
     echo "python3-boto3 not installed: boto3 smoke test FAILED to run"; FAIL=$((FAIL + 1))
