@@ -9,28 +9,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynStandby;
 
-my $primary = PostgreSQL::Test::Cluster->new('primary');
-$primary->init(allows_streaming => 1, extra => [ '--encoding=UTF8', '--locale=C' ]);
-$primary->append_conf('postgresql.conf', slurp_file('test/dynindex.conf'))
-  if -f 'test/dynindex.conf';
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'dynindex'\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION dynindex');
-$primary->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Orders","BillingMode":"PAY_PER_REQUEST",
-  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
-  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"},{"AttributeName":"st","AttributeType":"S"}],
-  "GlobalSecondaryIndexes":[{"IndexName":"bySt","KeySchema":[{"AttributeName":"st","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}]}')});
-$primary->safe_psql('postgres', q{SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Orders', 'Item',
-  jsonb_build_object('pk', jsonb_build_object('S', 'u' || (i % 10)), 'sk', jsonb_build_object('N', i::text),
-                     'st', jsonb_build_object('S', CASE WHEN i % 3 = 0 THEN 'open' ELSE 'done' END)))))
-  FROM generate_series(1, 100) i});
+my $primary = orders_primary('primary');
 is($primary->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders')}), 't', 'GSI applied on the primary');
-
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = hot_standby($primary, 'standby');
 
 # a write after the backup, replicated by streaming
 $primary->safe_psql('postgres', q{SELECT dynindex.api('PutItem', '{"TableName":"Orders","Item":{"pk":{"S":"late"},"sk":{"N":"1"},"st":{"S":"open"},"v":{"S":"streamed"}}}')});

@@ -15,6 +15,9 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynStandby;
 use IPC::Run;
 use IO::Socket::INET;
 use HTTP::Tiny;
@@ -27,32 +30,14 @@ use DynCrash;
 my $gw_bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
 $gw_bin = 'dynindex-gateway' unless -x $gw_bin;
 
-my $primary = PostgreSQL::Test::Cluster->new('gw_primary');
-$primary->init(allows_streaming => 1, extra => [ '--encoding=UTF8', '--locale=C' ]);
-$primary->append_conf('postgresql.conf', slurp_file('test/dynindex.conf'))
-  if -f 'test/dynindex.conf';
-$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'dynindex'\n");
-$primary->start;
-$primary->safe_psql('postgres', 'CREATE EXTENSION dynindex');
-$primary->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Orders","BillingMode":"PAY_PER_REQUEST",
-  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
-  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"},{"AttributeName":"st","AttributeType":"S"}],
-  "GlobalSecondaryIndexes":[{"IndexName":"bySt","KeySchema":[{"AttributeName":"st","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}]}')});
-$primary->safe_psql('postgres', q{SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Orders', 'Item',
-  jsonb_build_object('pk', jsonb_build_object('S', 'u' || (i % 10)), 'sk', jsonb_build_object('N', i::text),
-                     'st', jsonb_build_object('S', CASE WHEN i % 3 = 0 THEN 'open' ELSE 'done' END)))))
-  FROM generate_series(1, 100) i});
-$primary->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders')});
+my $primary = orders_primary('gw_primary');
 # a table whose Scan takes a while: reads in flight when the standby is killed
 $primary->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Big","BillingMode":"PAY_PER_REQUEST",
   "KeySchema":[{"AttributeName":"k","KeyType":"HASH"}],"AttributeDefinitions":[{"AttributeName":"k","AttributeType":"N"}]}')});
 $primary->safe_psql('postgres', q{SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Big', 'Item',
   jsonb_build_object('k', jsonb_build_object('N', i::text), 'pad', jsonb_build_object('S', repeat('x', 400))))))
   FROM generate_series(1, 2000) i});
-$primary->backup('b');
-my $standby = PostgreSQL::Test::Cluster->new('gw_standby');
-$standby->init_from_backup($primary, 'b', has_streaming => 1);
-$standby->start;
+my $standby = hot_standby($primary, 'gw_standby');
 $primary->wait_for_catchup($standby, 'replay');
 
 my ($out, $err) = ('', '');
