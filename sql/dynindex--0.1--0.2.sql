@@ -695,3 +695,15 @@ BEGIN
     END LOOP;
 END
 $scaling$;
+
+-- == fixes ==
+-- The id a GSI change was first queued with.  The worker moves a change that
+-- failed to apply to the end of the queue by giving it a new id
+-- (DynGsiRequeueOldest, src/indexes/gsi_apply.c); first_id keeps the first
+-- one, so that wait_for_indexes, which waits for the changes queued up to the
+-- largest id it saw when it started, still waits for a change requeued since
+-- (src/indexes/gsi_capture.c).  NULL for a change never requeued.
+ALTER TABLE dynindex.gsi_changes ADD COLUMN first_id bigint;
+CREATE INDEX gsi_changes_requeued ON dynindex.gsi_changes (table_num, first_id) WHERE first_id IS NOT NULL;
+COMMENT ON COLUMN dynindex.gsi_changes.first_id IS
+  'The id the change was first queued with, when the worker has requeued it (a failed apply moves a change to the end of the queue); NULL otherwise.';

@@ -423,7 +423,9 @@ DynGsiApplyBatch(int limit)
  * after that change failed to apply on its own, so that it is retried later
  * and the changes behind it are applied meanwhile (applying is idempotent and
  * re-reads the item, so the order of one key's records does not matter).
- * Returns the new id (0 if the queue was empty) and sets *old_id.
+ * first_id keeps the id the change was first queued with: wait_for_indexes
+ * waits for every change queued up to an id, requeued or not.  Returns the
+ * new id (0 if the queue was empty) and sets *old_id.
  */
 int64
 DynGsiRequeueOldest(int64 *old_id)
@@ -435,7 +437,8 @@ DynGsiRequeueOldest(int64 *old_id)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_execute("WITH o AS (SELECT id FROM dynindex.gsi_changes ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-					"UPDATE dynindex.gsi_changes c SET id = nextval(pg_get_serial_sequence('dynindex.gsi_changes', 'id')) "
+					"UPDATE dynindex.gsi_changes c SET id = nextval(pg_get_serial_sequence('dynindex.gsi_changes', 'id')), "
+					"first_id = coalesce(c.first_id, c.id) "
 					"FROM o WHERE c.id = o.id RETURNING c.table_num, o.id, c.id", false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not requeue a GSI change");
 	if (SPI_processed > 0)

@@ -117,7 +117,11 @@ PG_FUNCTION_INFO_V1(dynindex_wait_for_indexes);
 /*
  * dynindex.wait_for_indexes(table_name, timeout): wait until every change
  * committed before the call is applied and no GSI of the table is
- * backfilling.  Each check runs with a new snapshot (READ COMMITTED).
+ * backfilling.  Each check runs with a new snapshot (READ COMMITTED).  The
+ * changes to wait for are those queued with an id up to the largest one
+ * visible at the start; a change the worker failed to apply and moved to the
+ * end of the queue has a new id but keeps its first one in first_id, so it
+ * is waited for too, however often it is requeued while we wait.
  */
 Datum
 dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
@@ -165,6 +169,7 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (SPI_execute_with_args("SELECT NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND id <= $2) "
+								  "AND NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND first_id <= $2) "
 								  "AND NOT EXISTS (SELECT 1 FROM dynindex.indexes i JOIN dynindex.tables t USING (table_name) "
 								  "WHERE t.num = $1 AND i.status <> 'ACTIVE')",
 								  2, types, args, NULL, false, 1) != SPI_OK_SELECT)
