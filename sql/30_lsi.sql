@@ -177,6 +177,9 @@ SELECT dynindex.api('PutItem', format('{"TableName":"Coll","Item":{"p":{"S":"A"}
 SELECT dynindex.api('PutItem', '{"TableName":"Coll","Item":{"p":{"S":"A"},"s":{"S":"4"},"t":{"S":"t4"},"pad":{"S":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}');
 -- nothing of the refused write remains
 SELECT dynindex.api('GetItem', '{"TableName":"Coll","Key":{"p":{"S":"A"},"s":{"S":"4"}}}');
+-- in a transaction it is a cancellation reason (sql/60_transactions.sql shows the reasons)
+SELECT dynindex.api('TransactWriteItems', '{"TransactItems":[{"Put":{"TableName":"Coll","Item":{"p":{"S":"A"},"s":{"S":"4"},"t":{"S":"t4"},"pad":{"S":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}}]}');
+SELECT dynindex.api('GetItem', '{"TableName":"Coll","Key":{"p":{"S":"A"},"s":{"S":"4"}}}');
 -- growing an existing item is refused too (UpdateItem, BatchWriteItem)
 SELECT dynindex.api('UpdateItem', '{"TableName":"Coll","Key":{"p":{"S":"A"},"s":{"S":"1"}},"UpdateExpression":"SET more = :m","ExpressionAttributeValues":{":m":{"S":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems":{"Coll":[{"PutRequest":{"Item":{"p":{"S":"A"},"s":{"S":"5"},"pad":{"S":"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"}}}}]}}');

@@ -102,6 +102,39 @@ SELECT tx('{"TransactItems":[
   {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c2"},"s":{"S":"1"}}}},
   {"ConditionCheck":{"TableName":"TxLsi","Key":{"p":{"S":"c3"},"s":{"S":"1"}},"ConditionExpression":"attribute_not_exists(p)"}}],
   "ReturnItemCollectionMetrics":"SIZE"}');
+-- A write that grows an item collection past the limit cancels the transaction:
+-- reason ItemCollectionSizeLimitExceeded at its action, the others None, nothing
+-- written (not PutItem's ItemCollectionSizeLimitExceededException)
+SET dynindex.item_collection_size_limit = 1000;
+SELECT tx(format('{"TransactItems":[
+  {"Put":{"TableName":"TxTable","Item":{"p":{"S":"coll"}}}},
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c1"},"s":{"S":"2"},"l":{"S":"y"},"pad":{"S":"%s"}}}},
+  {"ConditionCheck":{"TableName":"TxLsi","Key":{"p":{"S":"c1"},"s":{"S":"1"}},"ConditionExpression":"attribute_exists(p)"}}]}',
+  repeat('x', 1000)));
+SELECT get('coll');
+SELECT dynindex.api('GetItem', '{"TableName":"TxLsi","Key":{"p":{"S":"c1"},"s":{"S":"2"}},"ConsistentRead":true}');
+-- every write is checked: an Update and a Put, each past the limit of its own collection
+SELECT tx(format('{"TransactItems":[
+  {"Update":{"TableName":"TxLsi","Key":{"p":{"S":"c1"},"s":{"S":"1"}},"UpdateExpression":"SET #pad = :pad","ExpressionAttributeNames":{"#pad":"pad"},"ExpressionAttributeValues":{":pad":{"S":"%s"}}}},
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c3"},"s":{"S":"1"},"pad":{"S":"%s"}}}},
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c4"},"s":{"S":"1"}}}}]}',
+  repeat('x', 1000), repeat('y', 1000)));
+SELECT dynindex.api('GetItem', '{"TableName":"TxLsi","Key":{"p":{"S":"c1"},"s":{"S":"1"}},"ConsistentRead":true}');
+-- two writes that fit one by one but not together: the second is past the limit
+SELECT tx(format('{"TransactItems":[
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c5"},"s":{"S":"1"},"pad":{"S":"%s"}}}},
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c5"},"s":{"S":"2"},"pad":{"S":"%s"}}}}]}',
+  repeat('x', 600), repeat('y', 600)));
+-- writes that fit go through; one that shrinks a collection over the limit too
+SELECT tx(format('{"TransactItems":[
+  {"Put":{"TableName":"TxLsi","Item":{"p":{"S":"c5"},"s":{"S":"1"},"l":{"S":"z"},"pad":{"S":"%s"}}}}],
+  "ReturnItemCollectionMetrics":"SIZE"}', repeat('x', 600)));
+SET dynindex.item_collection_size_limit = 100;
+SELECT tx('{"TransactItems":[
+  {"Update":{"TableName":"TxLsi","Key":{"p":{"S":"c5"},"s":{"S":"1"}},"UpdateExpression":"REMOVE l SET #pad = :p","ExpressionAttributeNames":{"#pad":"pad"},"ExpressionAttributeValues":{":p":{"S":"short"}}}}]}');
+SELECT dynindex.api('GetItem', '{"TableName":"TxLsi","Key":{"p":{"S":"c5"},"s":{"S":"1"}},"ConsistentRead":true}');
+RESET dynindex.item_collection_size_limit;
+SELECT * FROM dynindex.verify_indexes('TxLsi');
 SELECT dynindex.api('DeleteTable', '{"TableName":"TxLsi"}') IS NOT NULL;
 
 SELECT dynindex.api('DeleteTable', '{"TableName":"TxTable"}') IS NOT NULL, dynindex.api('DeleteTable', '{"TableName":"TxOther"}') IS NOT NULL;

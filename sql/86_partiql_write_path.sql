@@ -30,7 +30,7 @@ SELECT ps($$UPDATE pp_t SET n = 1 WHERE pk = 'a' AND sk = 9$$);
 SELECT count(*) FROM dynindex.stream_changes('pp_t');
 
 -- the item collection size limit of a table with an LSI (lowered for the test); in a
--- transaction it is what TransactWriteItems answers
+-- transaction it is what TransactWriteItems answers: a cancellation reason
 SET dynindex.item_collection_size_limit = 1000;
 SELECT ps('INSERT INTO pp_t VALUE {''pk'': ''c'', ''sk'': ' || g || ', ''l'': ''t' || g || ''', ''pad'': ''' || repeat('x', 200) || '''}') FROM generate_series(1, 3) g;
 SELECT ps('INSERT INTO pp_t VALUE {''pk'': ''c'', ''sk'': 4, ''l'': ''t4'', ''pad'': ''' || repeat('x', 200) || '''}');
@@ -38,9 +38,18 @@ SELECT ps('UPDATE pp_t SET more = ''' || repeat('x', 200) || ''' WHERE pk = ''c'
 SELECT dynindex.api('BatchExecuteStatement', jsonb_build_object('Statements', jsonb_build_array(
   jsonb_build_object('Statement', 'INSERT INTO pp_t VALUE {''pk'': ''c'', ''sk'': 5, ''pad'': ''' || repeat('x', 200) || '''}'),
   jsonb_build_object('Statement', 'INSERT INTO pp_t VALUE {''pk'': ''d'', ''sk'': 5}'))));
-SELECT dynindex.api('ExecuteTransaction', jsonb_build_object('TransactStatements', jsonb_build_array(
-  jsonb_build_object('Statement', 'INSERT INTO pp_t VALUE {''pk'': ''d'', ''sk'': 6}'),
-  jsonb_build_object('Statement', 'UPDATE pp_t SET pad2 = ''' || repeat('x', 200) || ''' WHERE pk = ''c'' AND sk = 2'))));
+DO $$
+DECLARE msg text; det text;
+BEGIN
+  PERFORM dynindex.api('ExecuteTransaction', jsonb_build_object('TransactStatements', jsonb_build_array(
+    jsonb_build_object('Statement', 'INSERT INTO pp_t VALUE {''pk'': ''d'', ''sk'': 6}'),
+    jsonb_build_object('Statement', 'UPDATE pp_t SET pad2 = ''' || repeat('x', 200) || ''' WHERE pk = ''c'' AND sk = 2'))));
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%', msg;
+  RAISE NOTICE 'detail: %', det;
+END $$;
+SELECT ps($$SELECT sk FROM pp_t WHERE pk = 'd' AND sk = 6$$);
 -- shrinking writes stay allowed
 SELECT ps($$UPDATE pp_t SET "pad" = 'y' WHERE pk = 'c' AND sk = 1 RETURNING MODIFIED NEW *$$);
 RESET dynindex.item_collection_size_limit;

@@ -21,7 +21,12 @@
  * at its position, an empty key value a ValidationException.
  * Then the writes are made.  A condition that no longer holds at write time
  * (a concurrent writer created the item after step 3) cancels with
- * TransactionConflict.  Reads and writes cost twice the units.
+ * TransactionConflict.  A write that grows an item collection (a table with
+ * LSIs) past the limit is reason ItemCollectionSizeLimitExceeded, not the
+ * ItemCollectionSizeLimitExceededException of the single-item operations:
+ * every write is made and checked, then the transaction is cancelled with
+ * the reason at each such action (the writes roll back with the statement).
+ * Reads and writes cost twice the units.
  */
 #include "postgres.h"
 
@@ -136,7 +141,8 @@ typedef enum TxReason
 	TX_REASON_NONE,
 	TX_REASON_CONDITION,
 	TX_REASON_VALIDATION,
-	TX_REASON_CONFLICT
+	TX_REASON_CONFLICT,
+	TX_REASON_COLLECTION		/* ItemCollectionSizeLimitExceeded */
 } TxReason;
 
 /* One action of a TransactWriteItems request. */
@@ -385,7 +391,8 @@ cancel(TxAction *actions, int n)
 		TxAction   *a = &actions[i];
 		const char *code = a->reason == TX_REASON_CONDITION ? "ConditionalCheckFailed" :
 			a->reason == TX_REASON_VALIDATION ? "ValidationError" :
-			a->reason == TX_REASON_CONFLICT ? "TransactionConflict" : "None";
+			a->reason == TX_REASON_CONFLICT ? "TransactionConflict" :
+			a->reason == TX_REASON_COLLECTION ? "ItemCollectionSizeLimitExceeded" : "None";
 
 		appendStringInfo(&msg, "%s%s", i ? ", " : "", code);
 		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
@@ -397,6 +404,7 @@ cancel(TxAction *actions, int n)
 			RqPushString(&st, WJB_VALUE,
 						 a->reason == TX_REASON_CONDITION ? "The conditional request failed" :
 						 a->reason == TX_REASON_CONFLICT ? "Transaction is ongoing for the item" :
+						 a->reason == TX_REASON_COLLECTION ? DYN_COLLECTION_EXCEEDED_MESSAGE :
 						 a->message);
 		}
 		if (a->reason == TX_REASON_CONDITION && a->return_old && a->old)
@@ -665,9 +673,17 @@ DynTransactWriteItems(Jsonb *req)
 		a->nall = n;
 		DynWriteModify(a->t, &a->key, tx_mutator, a,
 					   a->kind == TX_UPDATE ? "Item size to update has exceeded the maximum allowed size" :
-					   "Item size has exceeded the maximum allowed size", 0, &res);
+					   "Item size has exceeded the maximum allowed size", DYN_WRITE_COLLECTION_REASON, &res);
 		DynCapacityAddWrite(c, res.old, res.oldsize, res.new, res.newsize);
+		if (res.collection_exceeded)
+		{
+			a->reason = TX_REASON_COLLECTION;
+			failed = true;
+		}
 	}
+	/* an item collection grown past the limit: the whole transaction rolls back */
+	if (failed)
+		cancel(actions, n);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	DynCapacityPushList(&st, caps, ncaps);

@@ -163,22 +163,30 @@ contribution(DynTable *t, const DynValue *item, int32 size)
 }
 
 /*
- * After a write to a table with LSIs: if it grew the item collection, check
- * the collection against the limit.  Writes that do not grow it (deletes,
- * shrinking updates) are always allowed, as in DynamoDB.
+ * After a write to a table with LSIs: did it grow the item collection past
+ * the limit?  Writes that do not grow it (deletes, shrinking updates) are
+ * always allowed, as in DynamoDB.
  */
+bool
+DynCollectionExceeded(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
+					  const DynValue *new, int32 newsize)
+{
+	if (!DynTableHasLsi(t) || new == NULL)
+		return false;
+	if (contribution(t, new, newsize) <= contribution(t, old, oldsize))
+		return false;
+	if (collection_surely_fits(t, key->pk))
+		return false;
+	return (double) DynCollectionSize(t, key->pk) > dynindex_item_collection_size_limit;
+}
+
+/* After a write: ItemCollectionSizeLimitExceededException if it grew the collection past the limit. */
 void
 DynCollectionCheckWrite(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
 						const DynValue *new, int32 newsize)
 {
-	if (!DynTableHasLsi(t) || new == NULL)
-		return;
-	if (contribution(t, new, newsize) <= contribution(t, old, oldsize))
-		return;
-	if (collection_surely_fits(t, key->pk))
-		return;
-	if ((double) DynCollectionSize(t, key->pk) > dynindex_item_collection_size_limit)
-		DynError(DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED, "Collection size exceeded.");
+	if (DynCollectionExceeded(t, key, old, oldsize, new, newsize))
+		DynError(DYN_ERR_ITEM_COLLECTION_SIZE_LIMIT_EXCEEDED, "%s", DYN_COLLECTION_EXCEEDED_MESSAGE);
 }
 
 /* Push a numeric with one decimal, as DynamoDB prints doubles (0.0, 1.0). */

@@ -58,6 +58,11 @@ extern void DynCollectionInit(void);
 extern bool DynTableHasLsi(DynTable *t);
 /* Size in bytes of the item collection of an encoded partition key. */
 extern int64 DynCollectionSize(DynTable *t, bytea *pk);
+/* DynamoDB's message of ItemCollectionSizeLimitExceededException and of the transaction reason. */
+#define DYN_COLLECTION_EXCEEDED_MESSAGE "Collection size exceeded."
+/* After a write: did it grow its item collection past the limit? */
+extern bool DynCollectionExceeded(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
+								  const DynValue *new, int32 newsize);
 /* After a write: ItemCollectionSizeLimitExceededException if it grew a collection over the limit. */
 extern void DynCollectionCheckWrite(DynTable *t, const DynKey *key, const DynValue *old, int32 oldsize,
 									const DynValue *new, int32 newsize);

@@ -129,6 +129,7 @@ static void
 modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 	   const char *size_msg, int flags, const DynStreamInfo *s, DynWriteResult *res)
 {
+	res->collection_exceeded = false;
 	for (;;)
 	{
 		DynStoredItem stored;
@@ -179,7 +180,11 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		if (t->nindexes > 0)
 		{
 			DynIndexesOnWrite(t, key, res->old, res->new);
-			DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
+			if (flags & DYN_WRITE_COLLECTION_REASON)
+				res->collection_exceeded = DynCollectionExceeded(t, key, res->old, res->oldsize,
+																 res->new, res->newsize);
+			else
+				DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
 		}
 		if (s->id != 0)
 		{
@@ -230,6 +235,7 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 	 */
 	if (t->nindexes > 0)
 		DynIndexesCheckItem(t, item);
+	res->collection_exceeded = false;	/* no LSI: no item collection */
 	res->old = NULL;
 	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
 	res->new = item;
@@ -260,6 +266,7 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 		return res->old != NULL;
 	}
 	/* DELETE ... RETURNING gives the old item: no read needed, even for a stream */
+	res->collection_exceeded = false;	/* a delete never grows a collection */
 	existed = DynStorageDelete(t, key, &old);
 	res->old = existed && (flags & DYN_WRITE_NEED_OLD) ? DynItemFromStored(old.item) : NULL;
 	res->oldsize = existed ? old.size : 0;

@@ -39,6 +39,9 @@ extern DynValue DynWriteKeepItem;
 #define DYN_WRITE_NEED_OLD	0x01	/* the caller needs res->old (ReturnValues, capacity) */
 #define DYN_WRITE_BY_TTL	0x02	/* a Time to Live deletion (its stream record says so) */
 #define DYN_WRITE_NEED_OLDSIZE	0x04	/* DynWritePut: the caller needs res->oldsize only (capacity) */
+#define DYN_WRITE_COLLECTION_REASON 0x08	/* DynWriteModify: an item collection grown past the
+											 * limit sets res->collection_exceeded instead of
+											 * raising (a transaction's cancellation reason) */
 
 /* What a write did. */
 typedef struct DynWriteResult
@@ -47,6 +50,8 @@ typedef struct DynWriteResult
 	int32		oldsize;
 	DynValue   *new;			/* item after, NULL if absent */
 	int32		newsize;
+	bool		collection_exceeded;	/* with DYN_WRITE_COLLECTION_REASON: the write
+										 * (made) grew its item collection past the limit */
 } DynWriteResult;
 
 /*
