@@ -17,11 +17,13 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
 #include "catalog/catalog.h"
@@ -254,6 +256,22 @@ kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 static SPIPlanPtr table_plan = NULL;
 static SPIPlanPtr count_plan = NULL;
 static SPIPlanPtr claim_plan = NULL;
+static SPIPlanPtr claim_plan_v01 = NULL;
+
+/*
+ * Does dynindex.gsi_changes have the column (writer, first_id: added by the
+ * 0.2 upgrade script)?  Not in a database still at 0.1, where the library
+ * must go on maintaining GSIs until ALTER EXTENSION dynindex UPDATE
+ * (docs/versions.md).  A syscache lookup: cheap enough for every batch, and
+ * current (the update's invalidation arrives when a transaction starts).
+ */
+bool
+DynGsiQueueHasColumn(const char *column)
+{
+	Oid			relid = get_relname_relid("gsi_changes", get_namespace_oid("dynindex", false));
+
+	return OidIsValid(relid) && get_attnum(relid, column) != InvalidAttrNumber;
+}
 
 /* The table with an internal number, or NULL if it was deleted. */
 static DynTable *
@@ -308,9 +326,18 @@ DynGsiApplyBatch(int limit)
 	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
 	lock_apply();
 
-	if (SPI_execute_plan(kept_plan(&claim_plan,
+	/*
+	 * A 0.1 queue has no writer column: no writer to wait for (0, skipped by
+	 * wait_for_writers); a 0.1 database cannot be distributed over Citus, so
+	 * its writers have finished by the time their changes are visible.
+	 */
+	if (SPI_execute_plan(DynGsiQueueHasColumn("writer") ?
+						 kept_plan(&claim_plan,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
-								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, writer, enqueued_at", 1, types),
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, writer, enqueued_at", 1, types) :
+						 kept_plan(&claim_plan_v01,
+								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
+								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, '0'::xid, enqueued_at", 1, types),
 						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not claim GSI changes");
 	n = (int) SPI_processed;
@@ -436,10 +463,12 @@ DynGsiRequeueOldest(int64 *old_id)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	PushActiveSnapshot(GetTransactionSnapshot());
-	if (SPI_execute("WITH o AS (SELECT id FROM dynindex.gsi_changes ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
-					"UPDATE dynindex.gsi_changes c SET id = nextval(pg_get_serial_sequence('dynindex.gsi_changes', 'id')), "
-					"first_id = coalesce(c.first_id, c.id) "
-					"FROM o WHERE c.id = o.id RETURNING c.table_num, o.id, c.id", false, 0) != SPI_OK_UPDATE_RETURNING)
+	/* a 0.1 queue has no first_id: its changes are requeued without it */
+	if (SPI_execute(psprintf("WITH o AS (SELECT id FROM dynindex.gsi_changes ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED) "
+							 "UPDATE dynindex.gsi_changes c SET id = nextval(pg_get_serial_sequence('dynindex.gsi_changes', 'id'))%s "
+							 "FROM o WHERE c.id = o.id RETURNING c.table_num, o.id, c.id",
+							 DynGsiQueueHasColumn("first_id") ? ", first_id = coalesce(c.first_id, c.id)" : ""),
+					false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "could not requeue a GSI change");
 	if (SPI_processed > 0)
 	{

@@ -135,6 +135,7 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	bool		done = false;
 	Oid			types[2] = {INT8OID, INT8OID};
 	Datum		args[2];
+	char	   *check_sql;
 	DynSecurityOp sec_op;
 	DynSecurityState sec;
 
@@ -163,16 +164,18 @@ dynindex_wait_for_indexes(PG_FUNCTION_ARGS)
 	if (isnull)
 		target = 0;
 	args[1] = Int64GetDatum(target);
+	/* a database still at 0.1 has no first_id (nor a change requeued with it) */
+	check_sql = psprintf("SELECT NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND id <= $2) "
+						 "%s AND NOT EXISTS (SELECT 1 FROM dynindex.indexes i JOIN dynindex.tables t USING (table_name) "
+						 "WHERE t.num = $1 AND i.status <> 'ACTIVE')",
+						 DynGsiQueueHasColumn("first_id") ?
+						 "AND NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND first_id <= $2)" : "");
 	DynWorkerWake(MyDatabaseId);
 
 	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (SPI_execute_with_args("SELECT NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND id <= $2) "
-								  "AND NOT EXISTS (SELECT 1 FROM dynindex.gsi_changes WHERE table_num = $1 AND first_id <= $2) "
-								  "AND NOT EXISTS (SELECT 1 FROM dynindex.indexes i JOIN dynindex.tables t USING (table_name) "
-								  "WHERE t.num = $1 AND i.status <> 'ACTIVE')",
-								  2, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		if (SPI_execute_with_args(check_sql, 2, types, args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the GSI queue");
 		done = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		SPI_freetuptable(SPI_tuptable);

@@ -102,6 +102,11 @@ for my $i (1 .. 40)
 }
 is($node->safe_psql('old', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
 	'0.1: GSI caught up');
+# ... really applied: the worker claims a 0.1 queue (no writer, no first_id column)
+is(api('old', 'Query', { TableName => 'Orders', IndexName => 'byCust',
+	KeyConditionExpression => 'cust = :c AND begins_with(sk, :o)',
+	ExpressionAttributeValues => { ':c' => { S => 'c0' }, ':o' => { S => 'o0' } } })->{Count}, 8,
+	'0.1 schema, 0.2 library: the GSI holds the items');
 
 # Before the update the new library serves the 0.1 schema: a table is created
 # and deleted, and a 0.2 feature asks for the update.
