@@ -148,19 +148,24 @@ citus_present(void)
 	return current_citus == 1;
 }
 
-/* Is role (or a role whose rights it has) limited by LeadingKeys on any table? */
+/*
+ * Is role (or a role whose rights it has) limited by a LeadingKeys
+ * restriction on table (NULL: on any table)?  As PostgreSQL applies a policy
+ * TO a role to the role's members.
+ */
 static bool
-restricted_anywhere(Oid role)
+leading_keys_restricted(Oid role, const char *table)
 {
 	DynSecurityState s;
-	Oid			types[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(role)};
+	Oid			types[2] = {TEXTOID, OIDOID};
+	Datum		args[2] = {table ? CStringGetTextDatum(table) : (Datum) 0, ObjectIdGetDatum(role)};
+	char		nulls[2] = {table ? ' ' : 'n', ' '};
 	bool		found;
 
 	DynSecurityBeginInternal(&s);
 	if (SPI_execute_with_args("SELECT 1 FROM dynindex.leading_keys l JOIN pg_catalog.pg_roles g ON g.rolname = l.role_name "
-							  "WHERE pg_catalog.pg_has_role($1, g.oid, 'USAGE') LIMIT 1",
-							  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+							  "WHERE ($1 IS NULL OR l.table_name = $1) AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1",
+							  2, types, args, nulls, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dynindex.leading_keys");
 	found = SPI_processed > 0;
 	DynSecurityEndInternal(&s);
@@ -211,7 +216,7 @@ DynSecurityRunsInternal(const char *operation)
 	 * keep running as themselves (row-level security needs it): they may not
 	 * use distributed tables (DynSecurityCheckTable).
 	 */
-	return citus_present() && !restricted_anywhere(caller);
+	return citus_present() && !leading_keys_restricted(caller, NULL);
 }
 
 /* Start an operation run for the current user. */
@@ -322,29 +327,6 @@ has_table_right(Oid role, const char *table, bool stream)
 							  "AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1",
 							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dynindex.table_rights");
-	found = SPI_processed > 0;
-	DynSecurityEndInternal(&s);
-	return found;
-}
-
-/*
- * Is role (or a role whose rights it has) limited by a LeadingKeys
- * restriction on table?  As PostgreSQL applies a policy TO a role to the
- * role's members.
- */
-static bool
-leading_keys_restricted(Oid role, const char *table)
-{
-	DynSecurityState s;
-	Oid			types[2] = {TEXTOID, OIDOID};
-	Datum		args[2] = {CStringGetTextDatum(table), ObjectIdGetDatum(role)};
-	bool		found;
-
-	DynSecurityBeginInternal(&s);
-	if (SPI_execute_with_args("SELECT 1 FROM dynindex.leading_keys l JOIN pg_catalog.pg_roles g ON g.rolname = l.role_name "
-							  "WHERE l.table_name = $1 AND pg_catalog.pg_has_role($2, g.oid, 'USAGE') LIMIT 1",
-							  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dynindex.leading_keys");
 	found = SPI_processed > 0;
 	DynSecurityEndInternal(&s);
 	return found;
