@@ -381,6 +381,7 @@ extern void metrics_request(const char *op, int status, const char *error_type, 
 extern void metrics_connection(int delta_open, int evicted);
 extern void metrics_in_flight(int delta);
 extern int	metrics_bound_port(void);
+extern void label_value(Buf *b, const char *s);
 
 /* ---- util.c (JSON) ---- */
 /* Skip JSON whitespace; a JSON string (p at its quote; *escaped: it holds a backslash,

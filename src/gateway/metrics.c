@@ -116,8 +116,8 @@ metrics_in_flight(int delta)
 	in_flight += delta;
 }
 
-/* Append s as a Prometheus label value (escaped). */
-static void
+/* Append s as a Prometheus label value (quoted, escaped); standby.c's labels too. */
+void
 label_value(Buf *b, const char *s)
 {
 	buf_puts(b, "\"");

@@ -561,23 +561,6 @@ standby_tick_ms(void)
 	return nsbs > 0 ? (int) (interval * 1000) : -1;
 }
 
-/* Append s as a Prometheus label value. */
-static void
-label(Buf *b, const char *s)
-{
-	buf_puts(b, "\"");
-	for (; *s; s++)
-	{
-		if (*s == '\\' || *s == '"')
-			buf_append(b, "\\", 1);
-		if (*s == '\n')
-			buf_puts(b, "\\n");
-		else
-			buf_append(b, s, 1);
-	}
-	buf_puts(b, "\"");
-}
-
 void
 standby_metrics(Buf *b)
 {
@@ -596,7 +579,7 @@ standby_metrics(Buf *b)
 		double		lag;
 
 		buf_puts(b, "dynindex_gateway_standby_up{standby=");
-		label(b, pool_name(sbs[i].pool));
+		label_value(b, pool_name(sbs[i].pool));
 		buf_printf(b, "} %d\n", standby_unusable(&sbs[i], now, &lag) == NULL);
 	}
 	buf_puts(b, "# HELP dynindex_gateway_standby_replay_lag_seconds the standby's replay lag as the gateway "
@@ -607,7 +590,7 @@ standby_metrics(Buf *b)
 		double		lag = standby_lag(&sbs[i], now);
 
 		buf_puts(b, "dynindex_gateway_standby_replay_lag_seconds{standby=");
-		label(b, pool_name(sbs[i].pool));
+		label_value(b, pool_name(sbs[i].pool));
 		if (isinf(lag))
 			buf_puts(b, "} NaN\n");
 		else
@@ -621,7 +604,7 @@ standby_metrics(Buf *b)
 	for (int i = 0; i < nsbs; i++)
 	{
 		buf_puts(b, "dynindex_gateway_eventual_reads_total{server=");
-		label(b, pool_name(sbs[i].pool));
+		label_value(b, pool_name(sbs[i].pool));
 		buf_printf(b, "} %llu\n", (unsigned long long) sbs[i].reads);
 	}
 	buf_puts(b, "# HELP dynindex_gateway_standby_fallbacks_total eventually consistent reads sent to the "
@@ -642,7 +625,7 @@ standby_metrics(Buf *b)
 	for (int i = 0; i < nsbs; i++)
 	{
 		buf_puts(b, "dynindex_gateway_standby_probe_failures_total{standby=");
-		label(b, pool_name(sbs[i].pool));
+		label_value(b, pool_name(sbs[i].pool));
 		buf_printf(b, "} %llu\n", (unsigned long long) sbs[i].probe_failures);
 	}
 	buf_puts(b, "# HELP dynindex_gateway_primary_wal_sample_failures_total samples of the primary's WAL "
