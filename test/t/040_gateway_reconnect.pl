@@ -7,13 +7,13 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynGateway;
 use IPC::Run;
 use HTTP::Tiny;
 use JSON::PP;
 use Time::HiRes qw(time usleep);
-
-my $gw_bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
-$gw_bin = 'dynindex-gateway' unless -x $gw_bin;    # the installed one, in bindir
 
 my $node = PostgreSQL::Test::Cluster->new('gateway');
 $node->init;
@@ -24,17 +24,9 @@ $node->safe_psql('postgres', 'CREATE EXTENSION dynindex');
 # --port 0: the gateway picks a free port and prints it.
 my ($out, $err) = ('', '');
 my $conninfo = $node->connstr('postgres');
-my $gw = IPC::Run::start([ $gw_bin, '--dev', '--port', '0', '--pool-size', '4', '--dbname', $conninfo ],
-	'>', \$out, '2>', \$err);
+my ($gw, $port) = start_gateway(\$out, \$err, '--dev', '--pool-size', '4', '--dbname', $conninfo);
 # a failing test must not leave the gateway running
 END { local $?; $gw->kill_kill if $gw && $gw->pumpable; }
-my $deadline = time + 30;
-while ($out !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
-{
-	$gw->pump_nb;
-	usleep(50_000);
-}
-my ($port) = $out =~ m{listening on http://[^:]+:(\d+)};
 ok($port, 'the gateway started') or BAIL_OUT("gateway did not start: $out $err");
 
 my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 1);

@@ -8,14 +8,14 @@ use warnings;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynGateway;
 use IPC::Run;
 use IO::Socket::INET;
 use HTTP::Tiny;
 use JSON::PP;
 use Time::HiRes qw(time usleep);
-
-my $gw_bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
-$gw_bin = 'dynindex-gateway' unless -x $gw_bin;
 
 my $node = PostgreSQL::Test::Cluster->new('outcome');
 $node->init;
@@ -25,19 +25,11 @@ $node->safe_psql('postgres', 'CREATE EXTENSION dynindex');
 
 # One pooled connection, so the backend running a request is easy to find.
 my ($out, $err) = ('', '');
-my $gw = IPC::Run::start(
-	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '1', '--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway' ],
-	'>', \$out, '2>', \$err);
+my ($gw, $port) = start_gateway(\$out, \$err, '--dev', '--pool-size', '1',
+	'--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway');
 # a failing test must not leave the gateways running
 our $gw2;
 END { local $?; for my $h ($gw, $gw2) { $h->kill_kill if $h && $h->pumpable } }
-my $deadline = time + 30;
-while ($out !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
-{
-	$gw->pump_nb;
-	usleep(50_000);
-}
-my ($port) = $out =~ m{listening on http://[^:]+:(\d+)};
 ok($port, 'the gateway started') or BAIL_OUT("gateway did not start: $out $err");
 
 my $http = HTTP::Tiny->new(timeout => 30, keep_alive => 1);
@@ -174,17 +166,8 @@ for my $how ('terminate', 'kill9')
 #    instead of a hang; its statement is cancelled, so it did not run, and the
 #    connection serves the next request.
 my ($out2, $err2) = ('', '');
-$gw2 = IPC::Run::start(
-	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '1', '--request-timeout', '2',
-	  '--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway-2' ],
-	'>', \$out2, '2>', \$err2);
-$deadline = time + 30;
-while ($out2 !~ m{listening on http://[^:]+:(\d+)} && time < $deadline)
-{
-	$gw2->pump_nb;
-	usleep(50_000);
-}
-my ($port2) = $out2 =~ m{listening on http://[^:]+:(\d+)};
+($gw2, my $port2) = start_gateway(\$out2, \$err2, '--dev', '--pool-size', '1', '--request-timeout', '2',
+	'--dbname', $node->connstr('postgres') . ' application_name=dynindex-gateway-2');
 ok($port2, 'a second gateway with --request-timeout 2 started');
 {
 	my $before = counter();

@@ -26,6 +26,9 @@ BEGIN
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use FindBin;
+use lib $FindBin::RealBin;
+use DynGateway;
 use IPC::Run;
 use IO::Socket::INET;
 use Time::HiRes qw(time usleep);
@@ -35,8 +38,6 @@ chomp $soft_now;
 plan skip_all => "the open-file limit ($soft_now) is too low for 2,000 connections"
   if $soft_now ne 'unlimited' && $soft_now < 4500;
 
-my $gw_bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
-$gw_bin = 'dynindex-gateway' unless -x $gw_bin;
 my $limit = 1000;
 my $clients = 2000;
 
@@ -47,20 +48,10 @@ $node->start;
 $node->safe_psql('postgres', 'CREATE EXTENSION dynindex');
 
 my ($out, $err) = ('', '');
-my $gw = IPC::Run::start(
-	[ $gw_bin, '--dev', '--port', '0', '--pool-size', '2', '--max-connections', $limit,
-	  '--metrics-port', '0', '--dbname', $node->connstr('postgres') ],
-	'>', \$out, '2>', \$err);
+my ($gw, $port, $mport) = start_gateway(\$out, \$err, '--dev', '--pool-size', '2', '--max-connections', $limit,
+	'--metrics-port', '0', '--dbname', $node->connstr('postgres'));
 # a failing test must not leave the gateway running
 END { local $?; $gw->kill_kill if $gw && $gw->pumpable; }
-my $deadline = time + 30;
-while ($out !~ m{metrics on http://[^:]+:(\d+)} && time < $deadline)
-{
-	$gw->pump_nb;
-	usleep(50_000);
-}
-my ($port) = $out =~ m{listening on http://[^:]+:(\d+)};
-my ($mport) = $out =~ m{metrics on http://[^:]+:(\d+)};
 ok($port && $mport, 'the gateway started') or BAIL_OUT("gateway did not start: $out $err");
 
 # One request on socket $s; returns the HTTP status (0: no answer) and body.

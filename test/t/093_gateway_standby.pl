@@ -17,18 +17,14 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use FindBin;
 use lib $FindBin::RealBin;
+use DynGateway;
 use DynStandby;
+use DynCrash;
 use IPC::Run;
 use IO::Socket::INET;
 use HTTP::Tiny;
 use JSON::PP;
 use Time::HiRes qw(time usleep);
-use FindBin;
-use lib $FindBin::RealBin;
-use DynCrash;
-
-my $gw_bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
-$gw_bin = 'dynindex-gateway' unless -x $gw_bin;
 
 my $primary = orders_primary('gw_primary');
 # a table whose Scan takes a while: reads in flight when the standby is killed
@@ -41,21 +37,12 @@ my $standby = hot_standby($primary, 'gw_standby');
 $primary->wait_for_catchup($standby, 'replay');
 
 my ($out, $err) = ('', '');
-my $gw = IPC::Run::start(
-	[ $gw_bin, '--dev', '--port', '0', '--metrics-port', '0', '--pool-size', '2',
-	  '--dbname', $primary->connstr('postgres'),
-	  '--standby', $standby->connstr('postgres') . ' application_name=gw-standby-pool',
-	  '--max-standby-lag', '2s' ],
-	'>', \$out, '2>', \$err);
+my ($gw, $port, $mport) = start_gateway(\$out, \$err, '--dev', '--metrics-port', '0', '--pool-size', '2',
+	'--dbname', $primary->connstr('postgres'),
+	'--standby', $standby->connstr('postgres') . ' application_name=gw-standby-pool',
+	'--max-standby-lag', '2s');
 END { local $?; $gw->kill_kill if $gw && $gw->pumpable }
-my $deadline = time + 30;
-while ($out !~ m{metrics on http://[^:]+:(\d+)} && time < $deadline)
-{
-	$gw->pump_nb;
-	usleep(50_000);
-}
-my ($port) = $out =~ m{listening on http://[^:]+:(\d+)};
-my ($mport) = $out =~ m{metrics on http://[^:]+:(\d+)};
+my $deadline;
 ok($port && $mport, 'the gateway started with a standby') or BAIL_OUT("gateway did not start: $out $err");
 like($out, qr/standby \S+ for eventually consistent reads \(max lag 2 s\)/, 'it names the standby');
 
