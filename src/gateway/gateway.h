@@ -300,7 +300,6 @@ extern DbJob *db_job_new(DbJobKind kind, void (*done) (DbJob *), void *arg);
 extern void db_submit(DbJob *j);
 extern void db_submit_to(Pool *p, DbJob *j);
 extern void db_tick(void);
-extern bool db_pending(void);
 /* Run j at once if this process can (dynindex_http): done() has run, j is freed. */
 extern bool db_run_now(DbJob *j);
 extern void db_result_free(DbResult *r);

@@ -6,10 +6,9 @@
  * http.c's jobs run at once, in its request handler (db_run_now), each in
  * its own transaction: the API call as the gateway's statement makes it
  * (role and region for the transaction, then dynindex.api_text), the key
- * lookup through the gateway's statement (gateway.h); then done().  Jobs
- * submitted with db_submit run at the end of the loop pass (db_tick).  An
- * error rolls the transaction back and becomes the job's DbResult as the
- * gateway would have read it from libpq.
+ * lookup through the gateway's statement (gateway.h); then done().  Nothing
+ * waits to run later.  An error rolls the transaction back and becomes the
+ * job's DbResult as the gateway would have read it from libpq.
  * A request without an answer after request_timeout is cancelled by
  * statement_timeout's timer and gets the gateway's 500.
  *
@@ -37,8 +36,6 @@
 
 #include "gateway.h"
 
-static DbJob *queue_head;
-static DbJob *queue_tail;
 static SPIPlanPtr plan_key;
 static Oid	api_fn = InvalidOid;	/* dynindex.api_text(text, text) */
 static PoolStats stats;
@@ -53,45 +50,19 @@ pool_init(void)
 	return true;
 }
 
-/* The next job submitted to run later, or NULL. */
-static DbJob *
-dequeue(void)
-{
-	DbJob	   *j = queue_head;
-
-	if (j == NULL)
-		return NULL;
-	queue_head = j->next;
-	if (queue_head == NULL)
-		queue_tail = NULL;
-	stats.queued--;
-	return j;
-}
-
-/* Drop the jobs still queued: they never ran, their connections close with the daemon. */
+/* Nothing to drop: no job outlives the loop pass that submitted it. */
 void
 pool_shutdown(void)
 {
-	DbJob	   *j;
-
-	while ((j = dequeue()) != NULL)
-	{
-		db_result_free(&j->result);
-		free(j);
-	}
 }
 
-/* Queue j for the end of this loop pass (db_tick). */
+static void finish_job(DbJob *j);
+
+/* A job submitted outside http.c's run_job (which uses db_run_now) runs at once too. */
 void
 db_submit(DbJob *j)
 {
-	j->next = NULL;
-	if (queue_tail)
-		queue_tail->next = j;
-	else
-		queue_head = j;
-	queue_tail = j;
-	stats.queued++;
+	finish_job(j);
 }
 
 /* The same: the only server is this one. */
@@ -278,21 +249,10 @@ db_run_now(DbJob *j)
 	return true;
 }
 
-/* After each pass of the loop: run the jobs submitted to run later. */
+/* After each pass of the loop: no timers here (request_timeout is statement_timeout's). */
 void
 db_tick(void)
 {
-	DbJob	   *j;
-
-	while ((j = dequeue()) != NULL)
-		finish_job(j);
-}
-
-/* Jobs are waiting for the next db_tick (the loop must not sleep). */
-bool
-db_pending(void)
-{
-	return queue_head != NULL;
 }
 
 /* ---- what the gateway's pool and standbys answer, for the HTTP layer ---- */
@@ -340,7 +300,7 @@ int
 pool_load(const Pool *p)
 {
 	(void) p;
-	return stats.queued;
+	return 0;
 }
 
 bool

@@ -141,9 +141,6 @@ loop_run(void)
 
 		if (timeout < 0 || timeout > 250)
 			timeout = 250;
-		/* jobs waiting to run in this process (dynindex_http) */
-		if (db_pending())
-			timeout = 0;
 		/* with standbys, wake up for their probes */
 		if (tick >= 0 && timeout > tick)
 			timeout = tick;

@@ -978,13 +978,6 @@ pool_tick(Pool *p, double now)
 	}
 }
 
-/* The pool sends each job as it is submitted: nothing waits for db_tick. */
-bool
-db_pending(void)
-{
-	return false;
-}
-
 /* The pool answers later, through done(): the caller suspends its connection. */
 bool
 db_run_now(DbJob *j)
