@@ -1,13 +1,53 @@
 # shellcheck shell=bash
 # Shared helpers for test/bin/*.sh (sourced, not executed).
-# Everything here must work on a fresh Debian bookworm with postgresql-15 installed.
+# Everything here must work on a fresh Debian 12 (PostgreSQL 15) or Debian 13
+# (PostgreSQL 17), and wherever Debian's postgresql-NN packages of a supported major are.
 
 DI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-PG_MAJOR="${PG_MAJOR:-15}"
+DI_SUPPORTED_MAJORS="15 16 17 18"     # docs/versions.md
 
 di_log()  { printf '==> %s\n' "$*"; }
 di_warn() { printf 'WARNING: %s\n' "$*" >&2; }
 di_die()  { printf 'ERROR: %s\n' "$*" >&2; exit 1; }
+
+di_supported_major() { case " $DI_SUPPORTED_MAJORS " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# The PostgreSQL major we build and test for, in PG_MAJOR (exported):
+#   PG_CONFIG=/path/to/pg_config   that installation's major;
+#   PG_MAJOR=NN                    that major (deps.sh installs postgresql-NN if missing);
+#   neither                        the one supported major whose server is installed.
+# No server, two servers, or only unsupported ones: one line that says what to do.
+di_detect_major() {
+    local v m installed="" supported=""
+    if [ -n "${PG_CONFIG:-}" ]; then
+        case "$PG_CONFIG" in */*) ;; *) PG_CONFIG="$(command -v "$PG_CONFIG" || echo "$PG_CONFIG")" ;; esac
+        [ -x "$PG_CONFIG" ] || di_die "PG_CONFIG=$PG_CONFIG is not an executable pg_config"
+        v="$("$PG_CONFIG" --version)"; v="${v#PostgreSQL }"; m="${v%%[.a-z]*}"
+        di_supported_major "$m" || di_die "PG_CONFIG names PostgreSQL $m; dynindex supports ${DI_SUPPORTED_MAJORS// /, } (docs/versions.md)"
+        [ -z "${PG_MAJOR:-}" ] || [ "$PG_MAJOR" = "$m" ] || di_die "PG_MAJOR=$PG_MAJOR but PG_CONFIG names PostgreSQL $m: set one of them"
+        PG_MAJOR="$m"
+    elif [ -n "${PG_MAJOR:-}" ]; then
+        di_supported_major "$PG_MAJOR" || di_die "PG_MAJOR=$PG_MAJOR: dynindex supports PostgreSQL ${DI_SUPPORTED_MAJORS// /, } (docs/versions.md)"
+    else
+        for v in /usr/lib/postgresql/*/bin/postgres; do
+            [ -x "$v" ] || continue
+            m="${v#/usr/lib/postgresql/}"; m="${m%%/*}"
+            installed="$installed $m"
+            di_supported_major "$m" && supported="$supported $m"
+        done
+        installed="${installed# }"; supported="${supported# }"
+        if [ -z "$installed" ]; then
+            di_die "no PostgreSQL server is installed: install your distribution's (apt-get install postgresql) or name a major to install, e.g. PG_MAJOR=17 make run"
+        elif [ -z "$supported" ]; then
+            di_die "PostgreSQL $installed is installed but dynindex supports ${DI_SUPPORTED_MAJORS// /, }: name one to install, e.g. PG_MAJOR=17 make run"
+        elif [ "$supported" != "${supported%% *}" ]; then
+            di_die "PostgreSQL ${supported// / and } are installed: choose one, e.g. PG_MAJOR=${supported%% *} make run"
+        fi
+        PG_MAJOR="$supported"
+    fi
+    export PG_MAJOR
+}
+di_detect_major
 
 di_is_root() { [ "$(id -u)" -eq 0 ]; }
 
@@ -29,13 +69,25 @@ di_pg_config() {
         echo "$PG_CONFIG"
     elif [ -x "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config" ]; then
         echo "/usr/lib/postgresql/$PG_MAJOR/bin/pg_config"
-    elif command -v pg_config >/dev/null 2>&1; then
-        command -v pg_config
     else
-        di_die "pg_config for PostgreSQL $PG_MAJOR not found (is postgresql-$PG_MAJOR installed?)"
+        di_die "pg_config for PostgreSQL $PG_MAJOR not found (postgresql-server-dev-$PG_MAJOR provides it; make deps installs it)"
     fi
 }
 
+# A private copy of the PostgreSQL installation of pg_config PGC under DIR, the same
+# absolute layout below DIR (bindir, pkglibdir, sharedir, server headers).  PostgreSQL
+# finds its files relative to its own binaries, so a server started from DIR loads the
+# extension installed there (make install DESTDIR=DIR) and never the system's: test runs
+# leave the system PostgreSQL alone and several can run at once.  Prints DIR's pg_config.
+di_private_pg() {
+    local pgc="$1" dir="$2" d
+    mkdir -p "$dir"
+    for d in "$("$pgc" --bindir)" "$("$pgc" --pkglibdir)" "$("$pgc" --sharedir)" "$("$pgc" --includedir-server)"; do
+        [ -d "$dir$d" ] || cp -a --parents "$d" "$dir/"
+    done
+    # libpq and its headers stay where they are: programs link the system's
+    echo "$dir$("$pgc" --bindir)/pg_config"
+}
 # The unprivileged account that runs servers and tests when we are root
 # (initdb and pg_regress refuse to run as root).
 di_unpriv_user() {

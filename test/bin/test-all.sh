@@ -36,33 +36,45 @@ tar -C "$DI_ROOT" \
 
 # Assertions on: our own Assert()s are compiled in (fine against Debian's
 # non-cassert server: ExceptionalCondition exists in every server build).
-if ! di_build_install "$WORK" COPT=-DUSE_ASSERT_CHECKING; then
-    fail_all "build or install failed (see above)"
-fi
+# Installed into a private copy of the PostgreSQL installation (common.sh
+# di_private_pg), never into the system's: the suites run against that copy.
+PGC="$(di_pg_config)"
+di_log "PostgreSQL $PG_MAJOR: $("$PGC" --version) ($PGC)"
+di_log "building dynindex in $WORK (assertions on)"
+make -s -C "$WORK" -j"$(nproc 2>/dev/null || echo 2)" PG_CONFIG="$PGC" COPT=-DUSE_ASSERT_CHECKING \
+    || fail_all "build failed (see above)"
+TEST_PGC="$(di_private_pg "$PGC" "$WORK/tmp_install")"
+di_log "installing into the private PostgreSQL $WORK/tmp_install"
+make -s -C "$WORK" PG_CONFIG="$PGC" COPT=-DUSE_ASSERT_CHECKING DESTDIR="$WORK/tmp_install" install \
+    || fail_all "install failed (see above)"
 
 rc=0
 if di_is_root; then
     U="$(di_unpriv_user)"
     chown -R "$U": "$WORK"
     di_log "running the suites as user '$U' (root may not run initdb)"
-    di_as_user "$U" env CI="${CI:-}" SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
+    di_as_user "$U" env CI="${CI:-}" PG_CONFIG="$TEST_PGC" SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
 else
-    SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
+    PG_CONFIG="$TEST_PGC" SUITES_SUMMARY_FILE="$WORK/.summary" bash "$WORK/test/bin/suites.sh" "$WORK" || rc=$?
 fi
 summary="$(cat "$WORK/.summary" 2>/dev/null || true)"
 [ -n "$summary" ] || { rc=1; summary="$(printf 'suites   FAIL     suites.sh ended without a summary\n0 passed, 1 failed')"; }
 
 # The package suite runs last and as root (apt-get install / purge of the .deb files):
 # it puts back the files of the system PostgreSQL it replaces (test/bin/package-test.sh).
-echo "--------------------------------------------------------------------------"
-echo "SUITE package (test/bin/package-test.sh: make deb, apt-get install, gateway from the unit, purge)"
-echo "--------------------------------------------------------------------------"
-di_as_root bash "$WORK/test/bin/package-test.sh" "$WORK" 2>&1 | tee "$WORK/.suite-package.out" || true
-pres="$(grep '^RESULT: ' "$WORK/.suite-package.out" | tail -1 || true)"
-pres="${pres#RESULT: }"
-pstatus="${pres%% *}"; pdetail="${pres#* }"
-case "$pstatus" in PASS|SKIPPED) ;; *) pstatus=FAIL; pdetail="${pdetail:-no result}"; rc=1 ;; esac
 np="$(echo "$summary" | tail -1 | awk '{print $1}')"; nf="$(echo "$summary" | tail -1 | awk '{print $3}')"
+if [ -n "${DYNINDEX_SUITES:-}" ] && [[ " $DYNINDEX_SUITES " != *" package "* ]]; then
+    pstatus=SKIPPED; pdetail="not selected (DYNINDEX_SUITES=\"$DYNINDEX_SUITES\")"
+else
+    echo "--------------------------------------------------------------------------"
+    echo "SUITE package (test/bin/package-test.sh: make deb, apt-get install, gateway from the unit, purge)"
+    echo "--------------------------------------------------------------------------"
+    di_as_root bash "$WORK/test/bin/package-test.sh" "$WORK" 2>&1 | tee "$WORK/.suite-package.out" || true
+    pres="$(grep '^RESULT: ' "$WORK/.suite-package.out" | tail -1 || true)"
+    pres="${pres#RESULT: }"
+    pstatus="${pres%% *}"; pdetail="${pres#* }"
+    case "$pstatus" in PASS|SKIPPED) ;; *) pstatus=FAIL; pdetail="${pdetail:-no result}"; rc=1 ;; esac
+fi
 [ "$pstatus" = PASS ] && np=$((np + 1)); [ "$pstatus" = FAIL ] && nf=$((nf + 1))
 summary="$(echo "$summary" | sed '$d'; printf '%-10s %-8s %s\n' package "$pstatus" "$pdetail"; echo "$np passed, $nf failed")"
 

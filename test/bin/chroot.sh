@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `make test` for another PostgreSQL major, against that major's real server: inside a
+# Debian root file system made with debootstrap from Debian's archive, whose own
+# `postgresql` package brings the major (trixie: 17, sid: 18; bookworm: 15).
+#
+#   test/bin/chroot.sh DIST            prepare (first time) and run `make test` inside
+#   test/bin/chroot.sh DIST --prepare  only make / update the root file system
+#
+# The root file systems are kept in DYNINDEX_CHROOT_CACHE (default
+# /var/cache/dynindex/chroots/DIST) with every build and test dependency installed
+# (test/bin/deps.sh run inside, and Citus from ../shared/vendor/citus where that
+# Citus supports the major), so a second run only copies the tree and runs the suites.
+# DYNINDEX_SUITES (suites.sh) selects suites as on the host.  Root only (debootstrap,
+# chroot, mount).  Prints `make test`'s summary; exit status is make test's.
+set -uo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+DIST="${1:?usage: chroot.sh DIST [--prepare]}"
+MODE="${2:-run}"
+CACHE="${DYNINDEX_CHROOT_CACHE:-/var/cache/dynindex/chroots}"
+MIRROR="${DYNINDEX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
+R="$CACHE/$DIST"
+CITUS_DIR="$ROOT/../shared/vendor/citus"
+CITUS_MAJORS="15 16 17"     # Citus 13.2 (shared/vendor/citus): docs/scaling.md
+
+log() { printf '==> [%s] %s\n' "$DIST" "$*"; }
+die() { printf 'ERROR: [%s] %s\n' "$DIST" "$*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "chroot.sh needs root (debootstrap, chroot, mount)"
+case "$DIST" in bookworm|trixie|forky|sid) ;; *) die "unknown Debian distribution '$DIST' (bookworm, trixie, sid)" ;; esac
+
+mounted=()
+unmount_all() {
+    local i
+    for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+        umount -R "${mounted[$i]}" 2>/dev/null || umount -R -l "${mounted[$i]}" 2>/dev/null || true
+    done
+    mounted=()
+}
+trap unmount_all EXIT
+mount_all() {
+    local d
+    for d in proc sys dev; do
+        mountpoint -q "$R/$d" && umount -R -l "$R/$d"
+    done
+    mount -t proc proc "$R/proc" && mounted+=("$R/proc")
+    mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys" && mounted+=("$R/sys")
+    mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
+    cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
+}
+# Run a command inside, as root, with a clean environment.
+inside() {
+    chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+        HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CI="${CI:-}" \
+        DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" "$@"
+}
+major_inside() {
+    local m
+    for m in "$R"/usr/lib/postgresql/*/bin/postgres; do
+        [ -x "$m" ] && { m="${m#"$R"/usr/lib/postgresql/}"; echo "${m%%/*}"; return 0; }
+    done
+    return 1
+}
+
+# ---- the root file system (once; kept in the cache) ----
+if [ ! -f "$R/.dynindex-ready" ]; then
+    command -v debootstrap >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q debootstrap >/dev/null; } \
+        || die "debootstrap is not installed and could not be installed"
+    log "debootstrap $DIST from $MIRROR into $R (first run only; a few minutes)"
+    rm -rf "$R"; mkdir -p "$CACHE"
+    debootstrap --variant=minbase --include=ca-certificates,postgresql-common "$DIST" "$R" "$MIRROR" \
+        > "$CACHE/$DIST.debootstrap.log" 2>&1 || { tail -n 30 "$CACHE/$DIST.debootstrap.log"; rm -rf "$R"; die "debootstrap failed"; }
+    # no services started by package scripts; no cluster made by postgresql-NN's
+    printf '#!/bin/sh\nexit 101\n' > "$R/usr/sbin/policy-rc.d"; chmod 755 "$R/usr/sbin/policy-rc.d"
+    sed -i 's/^#\?\s*create_main_cluster.*/create_main_cluster = false/' "$R/etc/postgresql-common/createcluster.conf"
+    echo "deb $MIRROR $DIST main" > "$R/etc/apt/sources.list"
+    mount_all
+    log "installing the distribution's PostgreSQL"
+    inside apt-get update -q >/dev/null && inside apt-get install -y -q --no-install-recommends postgresql sudo \
+        > "$CACHE/$DIST.apt.log" 2>&1 || { tail -n 30 "$CACHE/$DIST.apt.log"; die "apt-get install postgresql failed"; }
+    touch "$R/.dynindex-ready"
+else
+    mount_all
+fi
+MAJOR="$(major_inside)" || die "no PostgreSQL server in $R"
+log "PostgreSQL $MAJOR in $R"
+
+# ---- the tree, and what it needs (deps.sh: nothing to do when all is there) ----
+rm -rf "$R/srv/dynindex" "$R/srv/shared"
+mkdir -p "$R/srv/dynindex"
+tar -C "$ROOT" --exclude=./.git --exclude=./.run --exclude=./deb --exclude='*.o' --exclude='*.so' \
+    --exclude=./src/gateway/dynindex-gateway --exclude='./tmp_check*' --exclude=node_modules \
+    --exclude=./results --exclude=./output_iso --exclude=./log -cf - . | tar -C "$R/srv/dynindex" -xf -
+inside env PG_MAJOR="$MAJOR" bash /srv/dynindex/test/bin/deps.sh || die "installing the dependencies failed"
+if [ -f "$CITUS_DIR/build.sh" ]; then
+    if [[ " $CITUS_MAJORS " == *" $MAJOR "* ]]; then
+        mkdir -p "$R/srv/shared/vendor"
+        cp -a "$CITUS_DIR" "$R/srv/shared/vendor/"
+        log "Citus for PostgreSQL $MAJOR (../shared/vendor/citus/build.sh; does nothing when installed)"
+        inside env PG_CONFIG="/usr/lib/postgresql/$MAJOR/bin/pg_config" timeout 1200 bash /srv/shared/vendor/citus/build.sh 2>&1 | tail -n 3 \
+            || log "building Citus failed: the citus suite will say so"
+    else
+        log "Citus: the vendored Citus supports PostgreSQL ${CITUS_MAJORS// /, }, not $MAJOR: the citus suite is skipped"
+    fi
+fi
+[ "$MODE" = --prepare ] && { log "ready"; exit 0; }
+
+# ---- make test, inside ----
+log "make test against PostgreSQL $MAJOR"
+inside bash -c 'cd /srv/dynindex && make test'
+rc=$?
+exit "$rc"
