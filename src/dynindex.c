@@ -7,7 +7,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"

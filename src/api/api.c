@@ -12,7 +12,7 @@
 
 #include "api/api.h"
 #include "api/request.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "metrics/metrics.h"
 #include "security/security.h"

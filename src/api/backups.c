@@ -27,7 +27,7 @@
 #include "api/api.h"
 #include "api/request.h"
 #include "backup/backup.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "security/security.h"
 

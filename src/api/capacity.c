@@ -28,7 +28,7 @@
 #include "utils/numeric.h"
 
 #include "api/capacity.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "api/request.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"

@@ -17,7 +17,7 @@
 
 #include "utils/jsonb.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 
 typedef enum DynCapacityMode
 {

@@ -9,7 +9,7 @@
 #include "api/capacity.h"
 #include "api/request.h"
 #include "expr/expr.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 #include "write/write.h"
 

@@ -27,7 +27,7 @@
 #include "api/items.h"
 #include "api/query.h"
 #include "api/request.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "partiql/partiql.h"
 #include "security/security.h"

@@ -10,7 +10,7 @@
 #ifndef DYNINDEX_QUERY_H
 #define DYNINDEX_QUERY_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "expr/expr.h"
 
 typedef struct DynKeySchema

@@ -11,7 +11,7 @@
 
 #include "api/api.h"
 #include "api/request.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "security/security.h"
 #include "storage/storage.h"

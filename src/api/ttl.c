@@ -16,7 +16,7 @@
 
 #include "api/api.h"
 #include "api/request.h"
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "worker/worker.h"
 #include "write/write.h"

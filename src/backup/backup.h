@@ -7,7 +7,7 @@
 #ifndef DYNINDEX_BACKUP_H
 #define DYNINDEX_BACKUP_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 
 /* Schema holding the item copies of backups. */
 #define DYN_BACKUP_SCHEMA "dynindex_backups"

@@ -21,7 +21,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "security/security.h"
 #include "common/json.h"

@@ -26,7 +26,7 @@
 #include "utils/lsyscache.h"
 #include "utils/snapmgr.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"
 #include "storage/storage.h"

@@ -18,7 +18,7 @@
 #ifndef DYNINDEX_INDEXES_H
 #define DYNINDEX_INDEXES_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 
 /* ---- indexes.c ---- */

@@ -22,7 +22,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "partiql/partiql.h"
 #include "security/security.h"

@@ -6,7 +6,7 @@
 #ifndef DYNINDEX_SECURITY_H
 #define DYNINDEX_SECURITY_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 
 /* A right on a table (docs/security.md, "Recipes"). */
 typedef enum DynAccess

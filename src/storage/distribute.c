@@ -38,7 +38,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "storage/storage.h"
 

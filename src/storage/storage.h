@@ -6,7 +6,7 @@
 #ifndef DYNINDEX_STORAGE_H
 #define DYNINDEX_STORAGE_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 
 /* An item's primary key: the values and their encodings. */
 typedef struct DynKey

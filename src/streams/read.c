@@ -22,7 +22,7 @@
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "streams/streams.h"
 #include "security/security.h"

@@ -13,7 +13,7 @@
 #ifndef DYNINDEX_STREAMS_H
 #define DYNINDEX_STREAMS_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 
 /* ---- streams.c: sequence numbers, the read horizon, buckets ---- */

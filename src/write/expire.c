@@ -21,7 +21,7 @@
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "metrics/metrics.h"
 #include "security/security.h"

@@ -12,7 +12,7 @@
 #ifndef DYNINDEX_WRITE_H
 #define DYNINDEX_WRITE_H
 
-#include "catalog/catalog.h"
+#include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 
 /* ---- write.c: keys ---- */

@@ -1,6 +1,10 @@
 /*
- * catalog.h — table and index metadata (dynindex.tables, dynindex.indexes),
+ * dyn_catalog.h — table and index metadata (dynindex.tables, dynindex.indexes),
  * cached per backend and invalidated when the catalog changes.
+ *
+ * Not catalog/catalog.h: src/ is first on the include path, and PostgreSQL's own
+ * utils/rel.h includes its catalog/catalog.h, which a header of ours by that name
+ * would shadow (PostgreSQL 17 no longer compiles then).
  */
 #ifndef DYNINDEX_CATALOG_H
 #define DYNINDEX_CATALOG_H
