@@ -10,7 +10,7 @@
 
 typedef Jsonb *(*DynOperation) (Jsonb *req);
 
-/* tables.c */
+/* tables.c, tables_create.c, tables_describe.c, tables_update.c (tables.h: what they share) */
 extern Jsonb *DynCreateTable(Jsonb *req);
 extern Jsonb *DynDescribeTable(Jsonb *req);
 extern Jsonb *DynListTables(Jsonb *req);

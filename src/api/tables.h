@@ -1,0 +1,55 @@
+/*
+ * tables.h — what the table operations' files (tables*.c) share; private to
+ * src/api/.  Prototypes grouped by file.
+ */
+#ifndef DYNINDEX_API_TABLES_H
+#define DYNINDEX_API_TABLES_H
+
+#include "utils/jsonb.h"
+
+#include "api/request.h"
+#include "catalog/dyn_catalog.h"
+#include "streams/streams.h"
+
+#define MAX_LSIS 5
+#define MAX_PROJECTED_ATTRIBUTES 100	/* NonKeyAttributes over all indexes */
+#define MAX_GSIS 20
+
+/* A provisioned-throughput change UpdateTable is making (its response shows it under way). */
+typedef struct ThroughputChange
+{
+	int64		old_rcu;		/* the values in force until the change completes */
+	int64		old_wcu;
+	bool		decrease;		/* counted in NumberOfDecreasesToday once done */
+} ThroughputChange;
+
+/* tables_validate.c: request shapes */
+extern const RqField DynCreateTableFields[];
+extern const RqField DynUpdateTableFields[];
+extern const RqField DynTableNameOnlyFields[];
+extern const RqField DynListTablesFields[];
+/* tables_validate.c: rules */
+extern bool DynTablesIsDefined(JsonbValue *defs, int ndefs, const char *name);
+extern void DynTablesCheckKeysDefined(JsonbValue *keys, int nkeys, JsonbValue *defs, int ndefs);
+extern void DynTablesCheckProjection(JsonbValue *proj);
+extern void DynTablesCheckGsiKeySchema(JsonbValue *keys, int n);
+extern void DynTablesCheckCreate(Jsonb *req);
+extern DynStreamView DynTablesCheckStreamSpecification(JsonbValue *spec, bool create);
+
+/* tables_describe.c */
+extern void DynTablesPushInt(JsonbParseState **st, const char *key, int64 v);
+extern void DynTablesPushString(JsonbParseState **st, const char *key, const char *v);
+extern char *DynTablesUtcDay(void);
+extern double DynTablesEpochSeconds(TimestampTz ts);
+extern Jsonb *DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const ThroughputChange *change);
+extern Jsonb *DynTablesDescribe(DynTable *t, const char *status, bool with_stats);
+extern Jsonb *DynTablesWrap(const char *wrapper, Jsonb *desc);
+
+/* tables_create.c */
+extern Jsonb *DynTablesValueJsonb(JsonbValue *v);
+extern void DynTablesCreateIndex(const char *table, int64 num, int position, bool global, JsonbValue *def);
+
+/* tables.c */
+extern DynTable *DynTablesForChange(const char *name);
+
+#endif							/* DYNINDEX_API_TABLES_H */
