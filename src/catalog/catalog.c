@@ -12,6 +12,7 @@
 
 #include "catalog/namespace.h"
 #include "nodes/makefuncs.h"
+#include "common/pg_compat.h"
 #include "storage/lmgr.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
@@ -419,7 +420,7 @@ load_table_in_snapshot(const char *name)
 static Oid
 lock_storage(const char *qualified)
 {
-	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(qualified));
+	RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(qualified, NULL));
 
 	return RangeVarGetRelidExtended(rv, AccessShareLock, RVR_MISSING_OK, NULL, NULL);
 }
@@ -676,7 +677,7 @@ DynCatalogAuthorize(const char *name)
 
 	if (t)
 	{
-		RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(t->storage));
+		RangeVar   *rv = makeRangeVarFromNameList(stringToQualifiedNameList(t->storage, NULL));
 
 		t->storage_relid = RangeVarGetRelid(rv, NoLock, true);
 		if (!OidIsValid(t->storage_relid))

@@ -162,13 +162,13 @@ DynExprContextCreate(JsonbValue *names, JsonbValue *values)
 			ctx->names[i].keylen = lens[i];
 			{
 				/* a name may hold U+0000, escaped in jsonb (types/nulstr.c) */
-				int			n;
-				const char *d = DynNulDecode(vals[i].val.string.val, vals[i].val.string.len, &n);
+				int			dlen;
+				const char *d = DynNulDecode(vals[i].val.string.val, vals[i].val.string.len, &dlen);
 
-				ctx->names[i].value = palloc(n + 1);
-				memcpy(ctx->names[i].value, d, n);
-				ctx->names[i].value[n] = '\0';
-				ctx->names[i].valuelen = n;
+				ctx->names[i].value = palloc(dlen + 1);
+				memcpy(ctx->names[i].value, d, dlen);
+				ctx->names[i].value[dlen] = '\0';
+				ctx->names[i].valuelen = dlen;
 			}
 		}
 	}

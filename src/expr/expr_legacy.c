@@ -462,10 +462,10 @@ DynLegacyAttributesToGet(JsonbValue *list)
 								   elems[i].val.string.len, elems[i].val.string.val);
 		{
 			/* a name may hold U+0000, escaped in jsonb (types/nulstr.c) */
-			int			n;
-			const char *name = DynNulDecode(elems[i].val.string.val, elems[i].val.string.len, &n);
+			int			nlen;
+			const char *name = DynNulDecode(elems[i].val.string.val, elems[i].val.string.len, &nlen);
 
-			p->args[p->nargs++] = DynExprMakePath(name, n);
+			p->args[p->nargs++] = DynExprMakePath(name, nlen);
 		}
 	}
 	return p;

@@ -30,6 +30,7 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
+#include "common/pg_compat.h"
 #include "common/errors.h"
 #include "security/security.h"
 
@@ -472,23 +473,18 @@ DynSecurityCheckBackup(const char *backup_arn)
  * every name dynindex uses is schema-qualified, and a caller's search_path
  * must not resolve the functions and operators of statements run with the
  * owner's rights).  A superuser caller already holds every right: nothing
- * to switch.  The override search path costs far less than setting the
- * search_path GUC; both end with the (sub)transaction on error.
+ * to switch.  The search path ends with the (sub)transaction on error
+ * (common/pg_compat.h: an override search path up to PostgreSQL 16, the
+ * search_path setting at a new nesting level from 17).
  */
 void
 DynSecurityBeginInternal(DynSecurityState *s)
 {
-	OverrideSearchPath *path;
-
 	GetUserIdAndSecContext(&s->save_userid, &s->save_sec_context);
 	s->switched = !superuser_arg(s->save_userid);
 	if (!s->switched)
 		return;
-	path = palloc0(sizeof(OverrideSearchPath));
-	path->schemas = NIL;
-	path->addCatalog = true;
-	path->addTemp = false;
-	PushOverrideSearchPath(path);
+	s->search_path_level = DynPushCatalogSearchPath();
 	SetUserIdAndSecContext(extension_owner(), s->save_sec_context | SECURITY_LOCAL_USERID_CHANGE);
 }
 
@@ -499,7 +495,7 @@ DynSecurityEndInternal(DynSecurityState *s)
 	if (!s->switched)
 		return;
 	SetUserIdAndSecContext(s->save_userid, s->save_sec_context);
-	PopOverrideSearchPath();
+	DynPopCatalogSearchPath(s->search_path_level);
 }
 
 /* ---------------------------------------------------------------- SQL functions */

@@ -26,6 +26,7 @@ typedef struct DynSecurityState
 	Oid			save_userid;
 	int			save_sec_context;
 	bool		switched;		/* false for superuser callers: nothing to switch */
+	int			search_path_level;	/* DynPushCatalogSearchPath's */
 } DynSecurityState;
 
 /* ---- src/security/security.c ---- */

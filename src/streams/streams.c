@@ -17,6 +17,7 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "commands/sequence.h"
+#include "common/pg_compat.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -106,8 +107,8 @@ streams_shmem_startup(void)
 static StreamSlot *
 my_slot(void)
 {
-	Assert(MyProc != NULL && MyProc->pgprocno < shared->nslots);
-	return &shared->slots[MyProc->pgprocno];
+	Assert(MyProc != NULL && GetNumberFromPGProc(MyProc) < shared->nslots);
+	return &shared->slots[GetNumberFromPGProc(MyProc)];
 }
 
 /* Clear this backend's slot (its transaction ended: committed and visible, or aborted). */

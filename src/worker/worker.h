@@ -11,6 +11,8 @@
 #include "storage/ipc.h"
 #include "storage/pmsignal.h"
 
+#include "common/pg_compat.h"
+
 /* Register GUCs, shared memory hooks and the launcher (from _PG_init). */
 extern void DynWorkerInit(void);
 /* Wake the GSI worker of a database (starting one if needed). */
@@ -26,7 +28,7 @@ extern void DynWorkerWake(Oid dboid);
 static inline void
 DynWorkerExitIfOrphaned(void)
 {
-	if (IsBackgroundWorker && !PostmasterIsAlive())
+	if (AmBackgroundWorkerProcess() && !PostmasterIsAlive())
 		proc_exit(1);
 }
 

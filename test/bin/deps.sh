@@ -7,6 +7,8 @@ set -euo pipefail
 PKGS=(
     "postgresql-$PG_MAJOR"              # server binaries (initdb, postgres, pg_ctl)
     "postgresql-server-dev-$PG_MAJOR"   # server headers, PGXS
+    libicu-dev                          # utils/pg_locale.h includes ICU's headers; server-dev
+                                        # of Debian 13 no longer pulls them in (Citus needs them)
     gcc make libc6-dev pkg-config
     libpq-dev libmicrohttpd-dev libssl-dev zlib1g-dev   # the gateway
     libipc-run-perl                     # TAP tests (PostgreSQL::Test::Cluster)

@@ -1,0 +1,81 @@
+/*
+ * pg_compat.h — what differs between the PostgreSQL majors dynindex supports
+ * (15, 16, 17, 18; docs/versions.md).  Every PG_VERSION_NUM test of the
+ * extension is here: the rest of the code is written against the newest
+ * names, and this header gives them to the older majors.  Include it after
+ * postgres.h.
+ */
+#ifndef DYNINDEX_PG_COMPAT_H
+#define DYNINDEX_PG_COMPAT_H
+
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/guc.h"
+#include "utils/regproc.h"
+
+#if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
+#error "dynindex supports PostgreSQL 15, 16, 17 and 18"
+#endif
+
+/* 17: IsBackgroundWorker became AmBackgroundWorkerProcess(). */
+#if PG_VERSION_NUM < 170000
+#define AmBackgroundWorkerProcess() (IsBackgroundWorker)
+#endif
+
+/* 17: PGPROC's pgprocno became GetNumberFromPGProc() (a ProcNumber). */
+#if PG_VERSION_NUM < 170000
+#define GetNumberFromPGProc(proc) ((proc)->pgprocno)
+#endif
+
+/* 16: stringToQualifiedNameList() takes a soft-error context (NULL: throw). */
+#if PG_VERSION_NUM < 160000
+#define stringToQualifiedNameList(string, escontext) stringToQualifiedNameList(string)
+#endif
+
+/*
+ * A search path of pg_catalog alone for the statements that run with the
+ * extension owner's rights (security.c).  Up to 16 an override search path
+ * (no GUC work); 17 removed PushOverrideSearchPath(), so there the
+ * search_path setting is set at a new GUC nesting level, undone by
+ * DynPopCatalogSearchPath() or by the (sub)transaction's abort.
+ * Returns what the pop needs.
+ */
+#if PG_VERSION_NUM >= 170000
+static inline int
+DynPushCatalogSearchPath(void)
+{
+	int			nestlevel = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	return nestlevel;
+}
+
+static inline void
+DynPopCatalogSearchPath(int nestlevel)
+{
+	AtEOXact_GUC(true, nestlevel);
+}
+#else
+#include "catalog/namespace.h"
+
+static inline int
+DynPushCatalogSearchPath(void)
+{
+	OverrideSearchPath *path = palloc0(sizeof(OverrideSearchPath));
+
+	path->schemas = NIL;
+	path->addCatalog = true;
+	path->addTemp = false;
+	PushOverrideSearchPath(path);
+	return 0;
+}
+
+static inline void
+DynPopCatalogSearchPath(int nestlevel)
+{
+	PopOverrideSearchPath();
+}
+#endif
+
+#endif							/* DYNINDEX_PG_COMPAT_H */
