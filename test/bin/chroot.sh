@@ -28,6 +28,11 @@ die() { printf 'ERROR: [%s] %s\n' "$DIST" "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "chroot.sh needs root (debootstrap, chroot, mount)"
 case "$DIST" in bookworm|trixie|forky|sid) ;; *) die "unknown Debian distribution '$DIST' (bookworm, trixie, sid)" ;; esac
 
+# One run per root file system at a time (they share its mounts and /srv).
+mkdir -p "$CACHE"
+exec 8>"$CACHE/$DIST.lock"
+flock -w 3600 8 || die "another run held $CACHE/$DIST.lock for an hour"
+
 mounted=()
 unmount_all() {
     local i
@@ -53,6 +58,9 @@ inside() {
         HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CI="${CI:-}" \
         DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" "$@"
 }
+# The archive a machine reaches may be a dated copy whose Release file of sid has
+# expired: apt still checks its signatures, not its date.
+valid_until() { echo 'Acquire::Check-Valid-Until "false";' > "$R/etc/apt/apt.conf.d/99dynindex-valid-until"; }
 major_inside() {
     local m
     for m in "$R"/usr/lib/postgresql/*/bin/postgres; do
@@ -74,12 +82,14 @@ if [ ! -f "$R/.dynindex-ready" ]; then
     sed -i 's/^#\?\s*create_main_cluster.*/create_main_cluster = false/' "$R/etc/postgresql-common/createcluster.conf"
     echo "deb $MIRROR $DIST main" > "$R/etc/apt/sources.list"
     mount_all
+    valid_until
     log "installing the distribution's PostgreSQL"
-    inside apt-get update -q >/dev/null && inside apt-get install -y -q --no-install-recommends postgresql sudo \
+    { inside apt-get update -q && inside apt-get install -y -q --no-install-recommends postgresql sudo; } \
         > "$CACHE/$DIST.apt.log" 2>&1 || { tail -n 30 "$CACHE/$DIST.apt.log"; die "apt-get install postgresql failed"; }
     touch "$R/.dynindex-ready"
 else
     mount_all
+    valid_until
 fi
 MAJOR="$(major_inside)" || die "no PostgreSQL server in $R"
 log "PostgreSQL $MAJOR in $R"

@@ -40,6 +40,8 @@ di_detect_major() {
             di_die "no PostgreSQL server is installed: install your distribution's (apt-get install postgresql) or name a major to install, e.g. PG_MAJOR=17 make run"
         elif [ -z "$supported" ]; then
             di_die "PostgreSQL $installed is installed but dynindex supports ${DI_SUPPORTED_MAJORS// /, }: name one to install, e.g. PG_MAJOR=17 make run"
+        elif [ "$supported" != "${supported%% *}" ] && [ "${DI_MAJOR_ANY:-0}" = 1 ]; then
+            supported="${supported##* }"      # any will do (make deb builds for each): the newest
         elif [ "$supported" != "${supported%% *}" ]; then
             di_die "PostgreSQL ${supported// / and } are installed: choose one, e.g. PG_MAJOR=${supported%% *} make run"
         fi

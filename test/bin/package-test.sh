@@ -8,8 +8,8 @@
 # packages and check that the program, the unit, /etc/dynindex and the system user
 # are gone.
 #
-# Leaves the machine as it found it: postgresql-15-dynindex installs into the
-# system PostgreSQL (/usr/lib/postgresql/15), where `make install` (and `make test`
+# Leaves the machine as it found it: postgresql-NN-dynindex (NN: the major that
+# common.sh found) installs into the system PostgreSQL (/usr/lib/postgresql/NN), where `make install` (and `make test`
 # without PG_CONFIG) puts the build; files of the package that existed before and
 # belong to no package are saved first and put back after the purge.  One package
 # test at a time per machine (flock on /var/lock/dynindex-package-test.lock).
@@ -21,7 +21,7 @@ TREE="$(cd "${1:?usage: package-test.sh TREE}" && pwd)"
 . "$TREE/test/bin/common.sh"
 di_is_root || { echo "RESULT: FAIL package-test.sh must run as root (apt-get install)"; exit 1; }
 
-PKGS=(postgresql-15-dynindex dynindex-gateway)
+PKGS=("postgresql-$PG_MAJOR-dynindex" dynindex-gateway)
 UNIT=/lib/systemd/system/dynindex-gateway.service
 CONF=/etc/dynindex/gateway.conf
 SVC_USER=_dynindex
@@ -31,7 +31,7 @@ checks_ok=0; checks_failed=0
 GW_PIDS=()
 PG_DATA=""
 U="$(di_unpriv_user)"
-BIN=/usr/lib/postgresql/15/bin
+BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 PY=/usr/bin/python3     # Debian's, with python3-boto3 (not a python3 earlier in root's PATH)
 
 ok()   { checks_ok=$((checks_ok + 1)); echo "ok - $*"; }
@@ -62,7 +62,7 @@ if ! DYNINDEX_DEB_DIR="$W/deb" bash "$TREE/test/bin/deb.sh" > "$W/deb.log" 2>&1;
     cat "$W/deb.log"; echo "RESULT: FAIL make deb failed"; rm -rf "$W"; exit 1
 fi
 tail -n 5 "$W/deb.log"
-EXT_DEB="$(ls "$W"/deb/postgresql-15-dynindex_*.deb)"
+EXT_DEB="$(ls "$W"/deb/postgresql-"$PG_MAJOR"-dynindex_*.deb)"
 GW_DEB="$(ls "$W"/deb/dynindex-gateway_*.deb)"
 ok "make deb built $(basename "$EXT_DEB") and $(basename "$GW_DEB")"
 
@@ -110,8 +110,8 @@ if ! apt_q install "$EXT_DEB" "$GW_DEB" > "$W/install.log" 2>&1; then
     cat "$W/install.log"; echo "RESULT: FAIL apt-get install of the packages failed"; exit 1
 fi
 ok "apt-get install ./$(basename "$EXT_DEB") ./$(basename "$GW_DEB")"
-check "the extension is in the system PostgreSQL" test -f /usr/share/postgresql/15/extension/dynindex--0.1--0.2.sql
-check "the in-server endpoint module is in the system PostgreSQL" test -f /usr/lib/postgresql/15/lib/dynindex_http.so
+check "the extension is in the system PostgreSQL" test -f "/usr/share/postgresql/$PG_MAJOR/extension/dynindex.control"
+check "the in-server endpoint module is in the system PostgreSQL" test -f "/usr/lib/postgresql/$PG_MAJOR/lib/dynindex_http.so"
 check "the program is /usr/bin/dynindex-gateway" test -x /usr/bin/dynindex-gateway
 check "the systemd unit is installed" test -f "$UNIT"
 check "the system user $SVC_USER exists (postinst)" test -n "$(getent passwd "$SVC_USER")"
@@ -144,8 +144,9 @@ done
 [ -n "$started" ] || { tail -n 30 "$PG_DATA/server.log"; echo "RESULT: FAIL the cluster did not start"; exit 1; }
 PSQL=("$BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PG_PORT" -U postgres)
 "${PSQL[@]}" -d postgres -c "CREATE DATABASE pkgtest" >/dev/null
-check "CREATE EXTENSION dynindex installs the packaged default version 0.2" \
-    test "$("${PSQL[@]}" -d pkgtest -c "CREATE EXTENSION dynindex" -c "SELECT extversion FROM pg_extension WHERE extname = 'dynindex'")" = 0.2
+DEFAULT_VERSION="$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$TREE/dynindex.control")"
+check "CREATE EXTENSION dynindex installs the packaged default version $DEFAULT_VERSION (PostgreSQL $PG_MAJOR)" \
+    test "$("${PSQL[@]}" -d pkgtest -c "CREATE EXTENSION dynindex" -c "SELECT extversion FROM pg_extension WHERE extname = 'dynindex'")" = "$DEFAULT_VERSION"
 read -r KEY_ID SECRET < <("${PSQL[@]}" -d pkgtest -F ' ' -c "SELECT * FROM dynindex.create_access_key('postgres')")
 
 # ---- 5. the gateway from the unit, as the unit's user ----
@@ -214,7 +215,7 @@ if [ -s "$W/saved.list" ]; then
     check "the $(wc -l < "$W/saved.list") files the packages replaced are back, unchanged" restore_saved
 else
     check "no file of the packages is left" \
-        test -z "$(ls /usr/lib/postgresql/15/lib/dynindex.so /usr/lib/postgresql/15/lib/dynindex_http.so /usr/share/postgresql/15/extension/dynindex* 2>/dev/null)"
+        test -z "$(ls "/usr/lib/postgresql/$PG_MAJOR/lib/dynindex.so" "/usr/lib/postgresql/$PG_MAJOR/lib/dynindex_http.so" "/usr/share/postgresql/$PG_MAJOR/extension/dynindex"* 2>/dev/null)"
 fi
 
 echo "$checks_ok passed, $checks_failed failed"
