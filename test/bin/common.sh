@@ -29,9 +29,9 @@ di_detect_major() {
     elif [ -n "${PG_MAJOR:-}" ]; then
         di_supported_major "$PG_MAJOR" || di_die "PG_MAJOR=$PG_MAJOR: dynindex supports PostgreSQL ${DI_SUPPORTED_MAJORS// /, } (docs/versions.md)"
     else
-        for v in /usr/lib/postgresql/*/bin/postgres; do
+        for v in "${DI_PG_LIBROOT:-/usr/lib/postgresql}"/*/bin/postgres; do
             [ -x "$v" ] || continue
-            m="${v#/usr/lib/postgresql/}"; m="${m%%/*}"
+            m="${v#"${DI_PG_LIBROOT:-/usr/lib/postgresql}"/}"; m="${m%%/*}"
             installed="$installed $m"
             di_supported_major "$m" && supported="$supported $m"
         done
