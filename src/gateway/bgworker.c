@@ -163,8 +163,9 @@ dynindex_http_main(Datum arg)
 	if (!loop_add(&postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH], EPOLLIN))
 		ereport(FATAL, (errmsg("dynindex_http: cannot watch the postmaster: %m")));
 	/* PostgreSQL's own files (its descriptor cache of at most max_safe_fds) come first */
-	gw_fit_file_limit((long) max_safe_fds + 64);
+	gw_config.max_connections = gw_fit_file_limit(gw_config.max_connections, (long) max_safe_fds + 64);
 	pool_init();
+	(void) loop_hook(NULL, db_tick);
 	if (!http_start())
 		ereport(FATAL, (errmsg("dynindex_http: cannot listen on %s:%d", http_host, http_port)));
 	if (DatumGetInt32(arg) == 1 && http_dev)

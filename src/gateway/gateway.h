@@ -4,8 +4,10 @@
  *
  * Modules:
  *   main.c   options, start and shutdown
- *   loop.c   the event loop (epoll) everything runs on, one thread
- *   http.c   libmicrohttpd in external-epoll mode: protocol checks,
+ *   loop.c   the event loop (epoll) everything runs on, one thread; knows
+ *            descriptors and hooks, nothing of HTTP or PostgreSQL
+ *   mhd.c    libmicrohttpd daemons (external-epoll mode) driven by the loop
+ *   http.c   the DynamoDB endpoint on libmicrohttpd: protocol checks,
  *            suspend/resume around database work, connection limit
  *   pool.c   non-blocking libpq connections in pipeline mode, the API call,
  *            access-key lookup; a pool per server (the primary, each standby)
@@ -14,7 +16,9 @@
  *   bgworker.c  dynindex_http only: the background workers and their settings
  *   standby.c  eventually consistent reads on standbys: which requests, the
  *            standbys' replay lag, the choice of a standby
- *   metrics.c  Prometheus metrics on a separate port
+ *   metrics.c  Prometheus metrics on a separate port; the counts are pushed
+ *            to it (metrics_request, ...); in dynindex_http they are kept
+ *            per worker in shared memory and summed by the scrape
  *   sigv4.c  AWS Signature Version 4 verification
  *   errmap.c PostgreSQL error -> DynamoDB error response
  *   util.c   growable buffer, JSON string escaping, request ids
@@ -82,7 +86,10 @@ extern size_t gw_json_compact(char *s, size_t len);
 extern void gw_request_id(char out[53]);
 extern void gw_log(const char *fmt,...) __attribute__((format(printf, 1, 2)));
 extern void (*gw_log_hook) (const char *msg);
-extern void gw_fit_file_limit(long reserved);
+/* max_connections lowered to what the open-file limit allows (raised first), reserved files aside. */
+extern int	gw_fit_file_limit(int max_connections, long reserved);
+/* Append s as a Prometheus label value (quoted, escaped). */
+extern void label_value(Buf *b, const char *s);
 
 /* ---- errmap.c ---- */
 
@@ -186,7 +193,18 @@ extern void loop_stop(int sig);
 extern bool loop_add(LoopWatch *w, int fd, uint32_t events);
 extern bool loop_mod(LoopWatch *w, uint32_t events);
 extern void loop_del(LoopWatch *w);
+extern bool loop_hook(int (*timeout_ms) (void), void (*after_pass) (void));
 extern int	loop_run(void);
+
+/* ---- mhd.c ---- */
+struct MHD_Daemon;
+struct sockaddr_storage;
+extern bool mhd_watch(struct MHD_Daemon *d);
+extern void mhd_unwatch(struct MHD_Daemon *d);
+extern void mhd_resumed(void);
+extern void mhd_progress(void);
+extern unsigned long mhd_run_count(void);
+extern bool mhd_sockaddr(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6);
 
 /* ---- pool.c ---- */
 typedef struct GwConfig
@@ -361,26 +379,18 @@ extern void standby_metrics(Buf *b);
 extern int	standby_tick_ms(void);
 
 /* ---- http.c ---- */
-struct MHD_Daemon;
-struct sockaddr_storage;
 extern bool http_start(void);
-extern bool http_watch_daemon(struct MHD_Daemon *d);
-extern void http_unwatch_daemon(struct MHD_Daemon *d);
-extern bool http_sockaddr(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6);
 extern void http_stop(void);
 extern int	http_bound_port(void);
-extern int	http_timeout_ms(void);
-extern void http_resumed(void);
-extern void http_tick(void);
 
 /* ---- metrics.c ---- */
+/* The callers push what is counted (http.c: requests, connections). */
 extern bool metrics_start(void);
 extern void metrics_stop(void);
 extern void metrics_request(const char *op, int status, const char *error_type, double seconds);
 extern void metrics_connection(int delta_open, int evicted);
 extern void metrics_in_flight(int delta);
 extern int	metrics_bound_port(void);
-extern void label_value(Buf *b, const char *s);
 
 /* ---- util.c (JSON) ---- */
 /* Skip JSON whitespace; a JSON string (p at its quote; *escaped: it holds a backslash,

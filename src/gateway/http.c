@@ -2,7 +2,7 @@
  * http.c — the DynamoDB HTTP JSON 1.0 endpoint on libmicrohttpd.
  *
  * libmicrohttpd runs in external-epoll mode inside the gateway's one event
- * loop (loop.c): no thread per connection, an idle keep-alive connection
+ * loop (loop.c, through mhd.c): no thread per connection, an idle keep-alive connection
  * costs its socket and a small buffer.  A request that needs the database is
  * suspended (MHD_suspend_connection) while its job runs on the pool and
  * resumed when the answer is in; requests of one connection are answered in
@@ -27,9 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <time.h>
@@ -208,30 +206,7 @@ typedef struct Req
 	unsigned long headers_run;	/* the MHD_run that read its headers */
 } Req;
 
-/* The daemons the loop drives (the API endpoint, the metrics endpoint). */
-#define MAX_DAEMONS 2
-static struct
-{
-	struct MHD_Daemon *d;
-	LoopWatch	watch;
-	bool		ran;			/* MHD_run already called in this pass of the loop */
-}			daemons[MAX_DAEMONS];
-static int	ndaemons;
 static struct MHD_Daemon *api_daemon;
-static bool resume_pending;
-static unsigned long mhd_runs;	/* MHD_run calls so far */
-
-/*
- * libmicrohttpd asks for an immediate pass (timeout 0) while a connection is
- * in its "ready" list, which includes every keep-alive connection between the
- * answer and the next request.  Passes that reach none of our callbacks are
- * counted: after one, the loop waits (up to 1 ms, or until an event) instead
- * of spinning; new data on any connection is an event of libmicrohttpd's
- * epoll set and wakes the loop at once.
- */
-static unsigned long progress;
-static unsigned long last_progress;
-static int	idle_zero_passes;
 
 /* Connections between requests, longest idle first. */
 static GwConn *idle_head;
@@ -307,7 +282,7 @@ notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
 				  enum MHD_ConnectionNotificationCode toe)
 {
 	(void) cls;
-	progress++;
+	mhd_progress();
 	if (toe == MHD_CONNECTION_NOTIFY_STARTED)
 	{
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
@@ -634,7 +609,7 @@ job_done(DbJob *j)
 	{
 		req->suspended = false;
 		MHD_resume_connection(req->c);
-		resume_pending = true;
+		mhd_resumed();
 	}
 }
 
@@ -1001,7 +976,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 
 	(void) cls;
 	(void) version;
-	progress++;
+	mhd_progress();
 	if (req == NULL)
 	{
 		const char *cl;
@@ -1022,7 +997,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		if (g)
 			idle_remove(g);
 		cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-		req->headers_run = mhd_runs;
+		req->headers_run = mhd_run_count();
 		if (cl && strcmp(method, "POST") == 0 && g && g->split_writes)
 			ack_headers_now(c);
 		if (cl && strtoull(cl, NULL, 10) > (unsigned long long) GW_MAX_REQUEST_BYTES &&
@@ -1052,7 +1027,7 @@ access_handler(void *cls, struct MHD_Connection *c, const char *url,
 		GwConn	   *g = conn_of(c);
 
 		/* the body came in a later read than the headers: see ack_headers_now */
-		if (req->body.len == 0 && !req->too_large && mhd_runs != req->headers_run && g)
+		if (req->body.len == 0 && !req->too_large && mhd_run_count() != req->headers_run && g)
 			g->split_writes = true;
 
 		if (!req->too_large && req->body.len + n > GW_MAX_REQUEST_BYTES)
@@ -1086,7 +1061,7 @@ request_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	GwConn	   *g = conn_of(c);
 
 	(void) cls;
-	progress++;
+	mhd_progress();
 	if (req)
 	{
 		buf_free(&req->body);
@@ -1116,112 +1091,6 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 		gw_log("http: %s", m);
 }
 
-/* Events on a daemon's epoll set: let libmicrohttpd work. */
-static void
-daemon_event(void *arg, uint32_t events)
-{
-	(void) events;
-	for (int i = 0; i < ndaemons; i++)
-		if (daemons[i].d == arg)
-			daemons[i].ran = true;
-	mhd_runs++;
-	MHD_run(arg);
-}
-
-/* Drive daemon d from the event loop (its epoll set, its timeouts). */
-bool
-http_watch_daemon(struct MHD_Daemon *d)
-{
-	const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
-
-	if (info == NULL || ndaemons >= MAX_DAEMONS)
-		return false;
-	daemons[ndaemons].d = d;
-	daemons[ndaemons].watch.fn = daemon_event;
-	daemons[ndaemons].watch.arg = d;
-	if (!loop_add(&daemons[ndaemons].watch, info->epoll_fd, EPOLLIN))
-		return false;
-	ndaemons++;
-	return true;
-}
-
-/* Stop driving d. */
-void
-http_unwatch_daemon(struct MHD_Daemon *d)
-{
-	for (int i = 0; i < ndaemons; i++)
-		if (daemons[i].d == d)
-		{
-			loop_del(&daemons[i].watch);
-			daemons[i] = daemons[--ndaemons];
-			break;
-		}
-}
-
-/*
- * A connection was resumed: libmicrohttpd in external-epoll mode notices it
- * only on its next MHD_run, which http_tick makes at the end of this pass.
- */
-void
-http_resumed(void)
-{
-	resume_pending = true;
-}
-
-/* Milliseconds until a daemon has timeouts to process (-1: none). */
-int
-http_timeout_ms(void)
-{
-	int			best = -1;
-
-	if (resume_pending)
-		return 0;
-	for (int i = 0; i < ndaemons; i++)
-	{
-		MHD_UNSIGNED_LONG_LONG t;
-
-		if (MHD_get_timeout(daemons[i].d, &t) == MHD_YES)
-		{
-			int			ms = t > 250 ? 250 : (int) t;
-
-			if (best < 0 || ms < best)
-				best = ms;
-		}
-	}
-	if (best == 0)
-	{
-		if (progress != last_progress)
-		{
-			last_progress = progress;
-			idle_zero_passes = 0;
-		}
-		else if (++idle_zero_passes > 0)
-			best = 1;
-	}
-	return best;
-}
-
-/* After each pass of the loop: resumed connections, expired timeouts. */
-void
-http_tick(void)
-{
-	bool		resumed = resume_pending;
-
-	resume_pending = false;
-	for (int i = 0; i < ndaemons; i++)
-	{
-		MHD_UNSIGNED_LONG_LONG t;
-
-		/* once per pass: a second MHD_run right after the first finds nothing new */
-		if (resumed || (!daemons[i].ran && MHD_get_timeout(daemons[i].d, &t) == MHD_YES && t == 0))
-		{
-			mhd_runs++;
-			MHD_run(daemons[i].d);
-		}
-		daemons[i].ran = false;
-	}
-}
-
 /* Read a whole (PEM) file into a malloc'd string. */
 static char *
 read_file(const char *path)
@@ -1243,39 +1112,6 @@ read_file(const char *path)
 	return buf_steal(&b, NULL);
 }
 
-/* Parse host (IPv4, IPv6 or localhost) and port into a socket address. */
-bool
-http_sockaddr(const char *host, int port, struct sockaddr_storage *ss, bool *ipv6)
-{
-	struct sockaddr_in *a4 = (struct sockaddr_in *) ss;
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *) ss;
-
-	memset(ss, 0, sizeof(*ss));
-	*ipv6 = false;
-	if (inet_pton(AF_INET, host, &a4->sin_addr) == 1)
-	{
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t) port);
-		return true;
-	}
-	if (inet_pton(AF_INET6, host, &a6->sin6_addr) == 1)
-	{
-		a6->sin6_family = AF_INET6;
-		a6->sin6_port = htons((uint16_t) port);
-		*ipv6 = true;
-		return true;
-	}
-	if (strcmp(host, "localhost") == 0)
-	{
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t) port);
-		a4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		return true;
-	}
-	gw_log("a listen address must be an IPv4 or IPv6 address (or localhost): %s", host);
-	return false;
-}
-
 /* Start the API endpoint in the event loop. */
 bool
 http_start(void)
@@ -1289,7 +1125,7 @@ http_start(void)
 	unsigned int hard_limit = (unsigned int) gw_config.max_connections +
 		(unsigned int) (gw_config.max_connections / 4) + 64;
 
-	if (!http_sockaddr(gw_config.host, gw_config.port, &ss, &ipv6))
+	if (!mhd_sockaddr(gw_config.host, gw_config.port, &ss, &ipv6))
 		return false;
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
@@ -1341,7 +1177,7 @@ http_start(void)
 								  MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
 	if (api_daemon == NULL)
 		return false;
-	if (!http_watch_daemon(api_daemon))
+	if (!mhd_watch(api_daemon))
 	{
 		MHD_stop_daemon(api_daemon);
 		api_daemon = NULL;
@@ -1368,7 +1204,7 @@ http_stop(void)
 {
 	if (api_daemon)
 	{
-		http_unwatch_daemon(api_daemon);
+		mhd_unwatch(api_daemon);
 		MHD_stop_daemon(api_daemon);
 		api_daemon = NULL;
 	}

@@ -2,7 +2,9 @@
  * loop.c — the gateway's one event loop (epoll): client sockets (through
  * libmicrohttpd's own epoll set), PostgreSQL sockets, signals and timers all
  * wake one thread, so a request moves from HTTP to PostgreSQL and back without
- * a thread hand-off.
+ * a thread hand-off.  The loop knows watched descriptors and hooks, nothing of
+ * what they serve: the layers above register a hook for their timers
+ * (loop_hook), the HTTP daemons (mhd.c) and the database pool alike.
  */
 #include "gateway.h"
 
@@ -16,11 +18,20 @@
 #include <unistd.h>
 
 #define LOOP_MAX_EVENTS 256
+#define LOOP_MAX_HOOKS 4
+/* The loop waits at most this long (ms), hooks or not. */
+#define LOOP_MAX_WAIT 250
 
 static int	epfd = -1;
 static int	sigfd = -1;
 static volatile int stop_signal;
 static LoopWatch sig_watch;
+static struct
+{
+	int			(*timeout_ms) (void);
+	void		(*after_pass) (void);
+}			hooks[LOOP_MAX_HOOKS];
+static int	nhooks;
 
 /* Monotonic time in seconds. */
 double
@@ -125,8 +136,24 @@ loop_del(LoopWatch *w)
 }
 
 /*
- * Run until a signal: wait for events (at most until the next timer of the
- * HTTP layer or the pool), dispatch them, run the timers.  Returns the signal.
+ * Add a hook: before each wait, timeout_ms (may be NULL) says how soon it
+ * needs the loop (ms, -1: no timer); after each pass, after_pass (may be
+ * NULL) runs.  Hooks run in the order they were added.
+ */
+bool
+loop_hook(int (*timeout_ms) (void), void (*after_pass) (void))
+{
+	if (nhooks == LOOP_MAX_HOOKS)
+		return false;
+	hooks[nhooks].timeout_ms = timeout_ms;
+	hooks[nhooks].after_pass = after_pass;
+	nhooks++;
+	return true;
+}
+
+/*
+ * Run until a signal: wait for events (at most until the first timer of a
+ * hook), dispatch them, run the hooks.  Returns the signal.
  */
 int
 loop_run(void)
@@ -135,15 +162,16 @@ loop_run(void)
 
 	while (!stop_signal)
 	{
-		int			timeout = http_timeout_ms();
-		int			tick = standby_tick_ms();
+		int			timeout = LOOP_MAX_WAIT;
 		int			n;
 
-		if (timeout < 0 || timeout > 250)
-			timeout = 250;
-		/* with standbys, wake up for their probes */
-		if (tick >= 0 && timeout > tick)
-			timeout = tick;
+		for (int h = 0; h < nhooks; h++)
+		{
+			int			t = hooks[h].timeout_ms ? hooks[h].timeout_ms() : -1;
+
+			if (t >= 0 && t < timeout)
+				timeout = t;
+		}
 		n = epoll_wait(epfd, evs, LOOP_MAX_EVENTS, timeout);
 		if (n < 0 && errno != EINTR)
 		{
@@ -157,8 +185,9 @@ loop_run(void)
 			if (w->fd >= 0)
 				w->fn(w->arg, evs[i].events);
 		}
-		db_tick();
-		http_tick();
+		for (int h = 0; h < nhooks; h++)
+			if (hooks[h].after_pass)
+				hooks[h].after_pass();
 	}
 	return stop_signal;
 }

@@ -308,7 +308,8 @@ main(int argc, char **argv)
 		gw_log("cannot set up the event loop");
 		return 1;
 	}
-	gw_fit_file_limit((long) gw_config.pool_size * (1 + gw_config.nstandbys));
+	gw_config.max_connections = gw_fit_file_limit(gw_config.max_connections,
+											   (long) gw_config.pool_size * (1 + gw_config.nstandbys));
 
 	if (gw_config.dev)
 	{
@@ -319,6 +320,8 @@ main(int argc, char **argv)
 	}
 	if (!pool_init())
 		gw_log("the database is not reachable yet; requests will get InternalServerError until it is");
+	/* the pool's timers and the standbys' probes; before the HTTP daemons' hook */
+	(void) loop_hook(standby_tick_ms, db_tick);
 
 	if (!http_start())
 	{

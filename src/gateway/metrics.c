@@ -116,26 +116,6 @@ metrics_in_flight(int delta)
 	in_flight += delta;
 }
 
-/* Append s as a Prometheus label value (quoted, escaped); standby.c's labels too. */
-void
-label_value(Buf *b, const char *s)
-{
-	buf_puts(b, "\"");
-	for (; *s; s++)
-	{
-		if (*s == '\\' || *s == '"')
-		{
-			buf_append(b, "\\", 1);
-			buf_append(b, s, 1);
-		}
-		else if (*s == '\n')
-			buf_puts(b, "\\n");
-		else
-			buf_append(b, s, 1);
-	}
-	buf_puts(b, "\"");
-}
-
 /* HELP and TYPE lines. */
 static void
 header(Buf *b, const char *name, const char *type, const char *help)
@@ -356,7 +336,7 @@ scrape_done(DbJob *j)
 	else
 		s->table_state = -1;
 	MHD_resume_connection(s->c);
-	http_resumed();
+	mhd_resumed();
 }
 
 static enum MHD_Result
@@ -451,7 +431,7 @@ metrics_start(void)
 
 	if (gw_config.metrics_port < 0)
 		return true;
-	if (!http_sockaddr(gw_config.metrics_host, gw_config.metrics_port, &ss, &ipv6))
+	if (!mhd_sockaddr(gw_config.metrics_host, gw_config.metrics_port, &ss, &ipv6))
 		return false;
 	if (ipv6)
 		flags |= MHD_USE_IPv6;
@@ -467,7 +447,7 @@ metrics_start(void)
 		gw_log("cannot listen for metrics on %s:%d", gw_config.metrics_host, gw_config.metrics_port);
 		return false;
 	}
-	if (!http_watch_daemon(metrics_daemon))
+	if (!mhd_watch(metrics_daemon))
 	{
 		MHD_stop_daemon(metrics_daemon);
 		metrics_daemon = NULL;
@@ -494,7 +474,7 @@ metrics_stop(void)
 {
 	if (metrics_daemon)
 	{
-		http_unwatch_daemon(metrics_daemon);
+		mhd_unwatch(metrics_daemon);
 		MHD_stop_daemon(metrics_daemon);
 		metrics_daemon = NULL;
 	}

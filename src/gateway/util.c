@@ -238,18 +238,18 @@ gw_request_id(char out[53])
 }
 
 /*
- * Raise the open-file limit as far as allowed; lower max_connections to what
- * it leaves after `reserved` descriptors of the process's own (the gateway's
- * pool; a background worker's PostgreSQL files).
+ * Raise the open-file limit as far as allowed; return max_connections
+ * lowered to what it leaves after `reserved` descriptors of the process's own
+ * (the gateway's pool; a background worker's PostgreSQL files).
  */
-void
-gw_fit_file_limit(long reserved)
+int
+gw_fit_file_limit(int max_connections, long reserved)
 {
 	struct rlimit rl;
 	long		need;
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
-		return;
+		return max_connections;
 	if (rl.rlim_cur < rl.rlim_max)
 	{
 		rl.rlim_cur = rl.rlim_max;
@@ -257,7 +257,7 @@ gw_fit_file_limit(long reserved)
 		(void) getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	/* client sockets, room for those being closed, the reserved ones, a margin */
-	need = (long) gw_config.max_connections + gw_config.max_connections / 4 + 64 + reserved + 64;
+	need = (long) max_connections + max_connections / 4 + 64 + reserved + 64;
 	if (rl.rlim_cur != RLIM_INFINITY && need > (long) rl.rlim_cur)
 	{
 		long		fit = ((long) rl.rlim_cur - 128 - reserved) * 4 / 5;
@@ -269,9 +269,10 @@ gw_fit_file_limit(long reserved)
 		if (fit < 64)
 			fit = 64;
 		gw_log("the open-file limit (%ld) allows %ld connections: the connection limit is lowered from %d",
-			   (long) rl.rlim_cur, fit, gw_config.max_connections);
-		gw_config.max_connections = (int) fit;
+			   (long) rl.rlim_cur, fit, max_connections);
+		return (int) fit;
 	}
+	return max_connections;
 }
 
 /* Set by dynindex_http: messages go to PostgreSQL's log instead of stderr. */
@@ -626,4 +627,24 @@ gw_json_valid(const char *s, size_t len)
 	}
 	buf_free(&stack);
 	return ok;
+}
+
+/* Append s as a Prometheus label value (quoted, escaped): metrics.c's and standby.c's labels. */
+void
+label_value(Buf *b, const char *s)
+{
+	buf_puts(b, "\"");
+	for (; *s; s++)
+	{
+		if (*s == '\\' || *s == '"')
+		{
+			buf_append(b, "\\", 1);
+			buf_append(b, s, 1);
+		}
+		else if (*s == '\n')
+			buf_puts(b, "\\n");
+		else
+			buf_append(b, s, 1);
+	}
+	buf_puts(b, "\"");
 }
