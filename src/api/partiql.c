@@ -221,7 +221,7 @@ error_type(ErrorData *ed)
 	return sep ? pnstrdup(ed->message, sep - ed->message) : pstrdup("InternalServerError");
 }
 
-static void rethrow_as(ErrorData *ed, DynErrorCode code, const char *prefix) pg_attribute_noreturn();
+pg_noreturn static void rethrow_as(ErrorData *ed, DynErrorCode code, const char *prefix);
 
 /* Raise a DynamoDB error again with another type or a message prefix. */
 static void

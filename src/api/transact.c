@@ -370,7 +370,7 @@ same_item(const TxAction *a, const TxAction *b)
 	return a->t == b->t && DynKeyEquals(&a->key, &b->key);
 }
 
-static void cancel(TxAction *actions, int n) pg_attribute_noreturn();
+pg_noreturn static void cancel(TxAction *actions, int n);
 
 /* Raise TransactionCanceledException with every action's reason. */
 static void

@@ -133,7 +133,7 @@ extern char *DynCatalogTableName(const char *name);
 extern const char *DynCatalogRequestName(const char *table_name);
 extern void DynCatalogRequestReset(void);
 /* AccessDeniedException naming the operation being served and the resource. */
-extern void DynCatalogAccessDenied(const char *resource) pg_attribute_noreturn();
+pg_noreturn extern void DynCatalogAccessDenied(const char *resource);
 /* ARN of a table: DynArnPrefix() + "table/<name>". */
 extern char *DynTableArn(const char *table_name);
 /* "arn:aws:dynamodb:<region>:<account>:" (GUCs dynindex.region, dynindex.account_id). */

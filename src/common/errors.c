@@ -54,7 +54,7 @@ DynErrorName(DynErrorCode code)
 DynValidationLayer DynValueLayer = DYN_LAYER_OLDER;
 bool		DynValidationEnvelope = false;
 
-static void raise_error(DynErrorCode code, const char *detail_json, const char *msg) pg_attribute_noreturn();
+pg_noreturn static void raise_error(DynErrorCode code, const char *detail_json, const char *msg);
 
 /* Does msg already carry the "N validation error(s) detected" envelope? */
 static bool

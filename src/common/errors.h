@@ -9,6 +9,8 @@
 #ifndef DYNINDEX_ERRORS_H
 #define DYNINDEX_ERRORS_H
 
+#include "common/pg_compat.h"
+
 typedef enum DynErrorCode
 {
 	DYN_ERR_VALIDATION = 0,
@@ -44,13 +46,13 @@ typedef enum DynErrorCode
 extern const char *DynErrorName(DynErrorCode code);
 
 /* Raise a DynamoDB error; the message is printf-formatted. */
-extern void DynError(DynErrorCode code, const char *fmt,...)
-			pg_attribute_printf(2, 3) pg_attribute_noreturn();
+pg_noreturn extern void DynError(DynErrorCode code, const char *fmt,...)
+			pg_attribute_printf(2, 3);
 
 /* Raise a DynamoDB error carrying extra response members (a JSON object text). */
-extern void DynErrorWithDetail(DynErrorCode code, const char *detail_json,
+pg_noreturn extern void DynErrorWithDetail(DynErrorCode code, const char *detail_json,
 							   const char *fmt,...)
-			pg_attribute_printf(3, 4) pg_attribute_noreturn();
+			pg_attribute_printf(3, 4);
 
 /* Format a message from a va_list (palloc'd). */
 extern char *DynFormatVA(const char *fmt, va_list args) pg_attribute_printf(1, 0);

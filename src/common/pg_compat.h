@@ -3,18 +3,23 @@
  * (15, 16, 17, 18; docs/versions.md).  Every PG_VERSION_NUM test of the
  * extension is here: the rest of the code is written against the newest
  * names, and this header gives them to the older majors.  Include it after
- * postgres.h.
+ * postgres.h; common/errors.h and types/types.h include it, so nearly every
+ * file has it.  It includes only light headers: a macro for a newer name
+ * needs the older declaration only where it is used.
  */
 #ifndef DYNINDEX_PG_COMPAT_H
 #define DYNINDEX_PG_COMPAT_H
 
-#include "miscadmin.h"
-#include "storage/proc.h"
 #include "utils/guc.h"
 #include "utils/regproc.h"
 
 #if PG_VERSION_NUM < 150000 || PG_VERSION_NUM >= 190000
 #error "dynindex supports PostgreSQL 15, 16, 17 and 18"
+#endif
+
+/* 18: pg_noreturn, before the declaration, replaces pg_attribute_noreturn(). */
+#ifndef pg_noreturn
+#define pg_noreturn pg_attribute_noreturn()
 #endif
 
 /* 17: IsBackgroundWorker became AmBackgroundWorkerProcess(). */

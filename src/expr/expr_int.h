@@ -56,7 +56,7 @@ extern DynExpr *DynExprParseText(const char *kind, DynParseMode mode, const char
 extern bool DynIsReservedWord(const char *name, int len);
 
 /* expr_util.c */
-extern void DynExprRaise(const char *kind, const char *fmt,...) pg_attribute_printf(2, 3) pg_attribute_noreturn();
+pg_noreturn extern void DynExprRaise(const char *kind, const char *fmt,...) pg_attribute_printf(2, 3);
 extern DynValue *DynMakeNumberFromInt(int64 v);
 extern void DynAppendBoundForMessage(StringInfo buf, const DynValue *v);
 extern const char *DynLongTypeName(DynType t);

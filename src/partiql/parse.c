@@ -102,7 +102,7 @@ static const char *const reserved[] = {
 	"write", "year", "zone"
 };
 
-static void malformed(const char *detail) pg_attribute_noreturn();
+pg_noreturn static void malformed(const char *detail);
 
 /* Raise "Statement wasn't well formed, can't be processed: <detail>". */
 static void
@@ -344,7 +344,7 @@ eat_sym(Parser *p, const char *s)
 	return true;
 }
 
-static void unexpected(Parser *p) pg_attribute_noreturn();
+pg_noreturn static void unexpected(Parser *p);
 
 /* Report the current token where something else was expected. */
 static void

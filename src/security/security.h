@@ -95,7 +95,7 @@ extern void DynSecurityCheckBackup(const char *backup_arn);
  */
 extern void DynSecurityCheckStream(const char *stream_arn);
 /* Raise the AccessDeniedException of the current operation on a table. */
-extern void DynSecurityDeny(const char *table_name) pg_attribute_noreturn();
+pg_noreturn extern void DynSecurityDeny(const char *table_name);
 
 /*
  * Run dynindex's own work (catalog, queues, tokens, table management) with

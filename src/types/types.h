@@ -13,6 +13,8 @@
 #include "lib/stringinfo.h"
 #include "utils/jsonb.h"
 
+#include "common/pg_compat.h"
+
 typedef enum DynType
 {
 	DYN_S = 0,
@@ -99,7 +101,7 @@ extern DynValue *DynValueFromJsonb(JsonbValue *jv, const char **errmsg);
 /* A JSON value read as DynamoDB reads a Boolean (*ok false if it is not one). */
 extern bool DynJsonBoolean(JsonbValue *jv, bool *ok);
 /* Raise DynamoDB's SerializationException for a JSON value that is not a <target>. */
-extern void DynSerializationErrorFor(JsonbValue *jv, const char *target) pg_attribute_noreturn();
+pg_noreturn extern void DynSerializationErrorFor(JsonbValue *jv, const char *target);
 /* Parse a map of name -> AttributeValue (an Item, a Key, ExpressionAttributeValues). */
 extern DynValue *DynItemFromJsonb(JsonbValue *jv, const char **errmsg);
 
