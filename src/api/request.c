@@ -81,11 +81,102 @@ RqParseItem(JsonbValue *jv)
 
 /* ---------------------------------------------------------------- stage 1 */
 
-static void check_kinds(JsonbValue *v, const RqField *f, bool in_list);
+/*
+ * Stage 1 mirrors DynamoDB's deserializer (Jackson under "coral"), whose
+ * messages depend on where a value sits: a member of a structure is a
+ * "field", an element of a list or a value of a map is a "value".  A scalar
+ * where a structure or AttributeValue belongs is "Unexpected field type" for
+ * a field and "Unexpected value type in payload" for a value; a scalar where
+ * a list or map is nested in another collection fails in Java's reflection
+ * (RQ_CAST_MSG).  Collections of the wrong kind name the Java type expected.
+ * Sources: dynalite's test helpers (assertType, checked against DynamoDB),
+ * docs/errors.md.
+ */
+#define RQ_CAST_MSG "class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl cannot be cast to class " \
+	"java.lang.Class (sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl and java.lang.Class are in " \
+	"module java.base of loader 'bootstrap')"
+#define RQ_MODEL_PACKAGE "com.amazonaws.dynamodb.v20120810."
 
-/* Check an AttributeValue's JSON shape (SerializationException stage). */
+static void check_kinds(JsonbValue *v, const RqField *f, bool as_value);
+
+/* The Java type DynamoDB's deserializer names for a field's shape. */
+static const char *
+java_type(const RqField *f)
+{
+	switch (f->type)
+	{
+		case RQ_STRING:
+			return "java.lang.String";
+		case RQ_BOOLEAN:
+			return "java.lang.Boolean";
+		case RQ_INTEGER:
+			return "java.lang.Integer";
+		case RQ_LONG:
+			return "java.lang.Long";
+		case RQ_LIST:
+			return psprintf("java.util.List<%s>", java_type(f->elem));
+		case RQ_MAP:
+			return psprintf("java.util.Map<java.lang.String, %s>", java_type(f->elem));
+		case RQ_STRUCT:
+			Assert(f->structname != NULL);
+			return psprintf(RQ_MODEL_PACKAGE "%s", f->structname ? f->structname : "Object");
+		case RQ_ATTRVALUE:
+			return RQ_MODEL_PACKAGE "AttributeValue";
+		case RQ_END:
+		case RQ_ANY:
+			break;
+	}
+	return "java.lang.Object";
+}
+
+/* A structure (or AttributeValue) of class structname expected: is v an object? */
 static void
-check_attrvalue_kinds(JsonbValue *v, bool in_list)
+expect_structure(JsonbValue *v, const char *structname, bool as_value)
+{
+	if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, as_value ? "Unexpected value type in payload" : "Unexpected field type");
+	if (JsonContainerIsArray(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type class " RQ_MODEL_PACKAGE "%s", structname);
+}
+
+/* A list expected: is v an array? */
+static void
+expect_list(JsonbValue *v, bool as_value)
+{
+	if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, as_value ? RQ_CAST_MSG : "Unexpected field type");
+	if (!JsonContainerIsArray(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+}
+
+/* A map of elemtype expected: is v an object? */
+static void
+expect_map(JsonbValue *v, const char *elemtype, bool as_value)
+{
+	if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, as_value ? RQ_CAST_MSG : "Unexpected field type");
+	if (JsonContainerIsArray(v->val.binary.data))
+		DynError(DYN_ERR_SERIALIZATION, "Unrecognized collection type java.util.Map<java.lang.String, %s>", elemtype);
+}
+
+/* Check a Boolean member's JSON kind. */
+static void
+expect_boolean_kind(JsonbValue *v)
+{
+	bool		ok;
+
+	DynJsonBoolean(v, &ok);
+	if (!ok)
+	{
+		if (v->type == jbvString)
+			DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
+		DynSerializationErrorFor(v, "Boolean");
+	}
+}
+
+/* Check an AttributeValue's JSON shape, base64 of B and BS included (stage 1). */
+static void
+check_attrvalue_kinds(JsonbValue *v, bool as_value)
 {
 	JsonbValue *keys;
 	JsonbValue *vals;
@@ -93,11 +184,7 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 	int			i;
 
 	check_stack_depth();
-	if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
-		DynError(DYN_ERR_SERIALIZATION, in_list ? "Unexpected value type in payload" : "Unexpected field type");
-	if (JsonContainerIsArray(v->val.binary.data))
-		DynError(DYN_ERR_SERIALIZATION,
-				 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue");
+	expect_structure(v, "AttributeValue", as_value);
 	n = RqObjectMembers(v, &keys, &vals);
 	for (i = 0; i < n; i++)
 	{
@@ -117,37 +204,27 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 					DynSerializationErrorFor(&vals[i], "String");
 				break;
 			case DYN_B:
-				break;			/* base64 is checked while parsing */
+				DynCheckBlobKind(&vals[i]);
+				break;
 			case DYN_BOOL:
 			case DYN_NULL:
-				{
-					bool		ok;
-
-					DynJsonBoolean(&vals[i], &ok);
-					if (!ok)
-					{
-						if (vals[i].type == jbvString)
-							DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
-						DynSerializationErrorFor(&vals[i], "Boolean");
-					}
-					break;
-				}
+				expect_boolean_kind(&vals[i]);
+				break;
 			case DYN_SS:
 			case DYN_NS:
 			case DYN_BS:
 			case DYN_L:
-				if (vals[i].type != jbvBinary || JsonContainerIsScalar(vals[i].val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
-				if (!JsonContainerIsArray(vals[i].val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+				expect_list(&vals[i], false);
 				elems = RqArrayElems(&vals[i], &ne);
 				for (j = 0; j < ne; j++)
 				{
 					if (t == DYN_L)
 						check_attrvalue_kinds(&elems[j], true);
-					else if (t == DYN_SS && elems[j].type == jbvNull)
-						continue;	/* a ValidationException, found while parsing */
-					else if (t != DYN_BS && elems[j].type != jbvString)
+					else if (elems[j].type == jbvNull)
+						continue;	/* SS: a ValidationException, found while parsing */
+					else if (t == DYN_BS)
+						DynCheckBlobKind(&elems[j]);
+					else if (elems[j].type != jbvString)
 						DynSerializationErrorFor(&elems[j], "String");
 				}
 				break;
@@ -157,15 +234,11 @@ check_attrvalue_kinds(JsonbValue *v, bool in_list)
 					JsonbValue *mv;
 					int			nm;
 
-					if (vals[i].type != jbvBinary || JsonContainerIsScalar(vals[i].val.binary.data))
-						DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
-					if (JsonContainerIsArray(vals[i].val.binary.data))
-						DynError(DYN_ERR_SERIALIZATION,
-								 "Unrecognized collection type java.util.Map<java.lang.String, com.amazonaws.dynamodb.v20120810.AttributeValue>");
+					expect_map(&vals[i], RQ_MODEL_PACKAGE "AttributeValue", false);
 					nm = RqObjectMembers(&vals[i], &mk, &mv);
 					for (j = 0; j < nm; j++)
 						if (mv[j].type != jbvNull)
-							check_attrvalue_kinds(&mv[j], false);
+							check_attrvalue_kinds(&mv[j], true);
 					break;
 				}
 		}
@@ -187,9 +260,9 @@ check_struct_kinds(JsonbValue *v, const RqField *fields)
 	}
 }
 
-/* Check one value's JSON kind against its field (stage 1). */
+/* Check one value's JSON kind against its field; as_value: a list element or map value (stage 1). */
 static void
-check_kinds(JsonbValue *v, const RqField *f, bool in_list)
+check_kinds(JsonbValue *v, const RqField *f, bool as_value)
 {
 	check_stack_depth();
 	switch (f->type)
@@ -202,18 +275,8 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 				DynSerializationErrorFor(v, "String");
 			break;
 		case RQ_BOOLEAN:
-			{
-				bool		ok;
-
-				DynJsonBoolean(v, &ok);
-				if (!ok)
-				{
-					if (v->type == jbvString)
-						DynError(DYN_ERR_SERIALIZATION, "Unexpected token received from parser");
-					DynSerializationErrorFor(v, "Boolean");
-				}
-				break;
-			}
+			expect_boolean_kind(v);
+			break;
 		case RQ_INTEGER:
 		case RQ_LONG:
 			if (v->type != jbvNumeric)
@@ -225,10 +288,7 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 				int			n;
 				int			i;
 
-				if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
-				if (!JsonContainerIsArray(v->val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION, "Start of structure or map found where not expected");
+				expect_list(v, as_value);
 				elems = RqArrayElems(v, &n);
 				for (i = 0; i < n; i++)
 				{
@@ -245,30 +305,19 @@ check_kinds(JsonbValue *v, const RqField *f, bool in_list)
 				int			n;
 				int			i;
 
-				if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION, "Unexpected field type");
-				if (JsonContainerIsArray(v->val.binary.data))
-					DynError(DYN_ERR_SERIALIZATION,
-							 "Unrecognized collection type java.util.Map<java.lang.String, %s>",
-							 f->elem->type == RQ_ATTRVALUE ? "com.amazonaws.dynamodb.v20120810.AttributeValue" :
-							 f->elem->type == RQ_STRING ? "java.lang.String" :
-							 psprintf("com.amazonaws.dynamodb.v20120810.%s", f->elem->structname));
+				expect_map(v, java_type(f->elem), as_value);
 				n = RqObjectMembers(v, &keys, &vals);
 				for (i = 0; i < n; i++)
 					if (vals[i].type != jbvNull)
-						check_kinds(&vals[i], f->elem, false);
+						check_kinds(&vals[i], f->elem, true);
 				break;
 			}
 		case RQ_STRUCT:
-			if (v->type != jbvBinary || JsonContainerIsScalar(v->val.binary.data))
-				DynError(DYN_ERR_SERIALIZATION, in_list ? "Unexpected value type in payload" : "Unexpected field type");
-			if (JsonContainerIsArray(v->val.binary.data))
-				DynError(DYN_ERR_SERIALIZATION,
-						 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.%s", f->structname);
+			expect_structure(v, f->structname, as_value);
 			check_struct_kinds(v, f->fields);
 			break;
 		case RQ_ATTRVALUE:
-			check_attrvalue_kinds(v, in_list);
+			check_attrvalue_kinds(v, as_value);
 			break;
 	}
 }
@@ -840,11 +889,15 @@ RqValidate(Jsonb *req, const RqField *fields)
 	root.val.binary.data = &req->root;
 	root.val.binary.len = VARSIZE(req) - VARHDRSZ;
 
-	/* "required" members come first */
+	/*
+	 * DynamoDB deserializes the whole request before it judges anything: a
+	 * member of the wrong kind is a SerializationException even when a
+	 * required member is missing.
+	 */
+	check_struct_kinds(&root, fields);
 	for (f = fields; f->type != RQ_END; f++)
 		if (f->required && RqGetJv(&root, f->name) == NULL)
 			DynValidationError("The parameter '%s' is required but was not present in the request", f->name);
-	check_struct_kinds(&root, fields);
 
 	for (f = fields; f->type != RQ_END; f++)
 	{
@@ -852,10 +905,22 @@ RqValidate(Jsonb *req, const RqField *fields)
 
 		if (m == NULL)
 			continue;
-		/* an empty TableName is reported alone: DynamoDB stops there */
+		/*
+		 * An empty TableName is reported alone: DynamoDB stops there.
+		 * DescribeTable reports its minimum of 3 and the pattern together
+		 * (us-west-2, 2026-10-09: the ACK DynamoDB controller's behaviour
+		 * catalogue, DDB-TABLE-457).
+		 */
 		if ((f->tablearn || f->tablename) && m->type == jbvString && m->val.string.len == 0)
+		{
+			if (f->empty_name_min3)
+				DynValidationError("2 validation errors detected: Value '' at '%s' failed to satisfy constraint: "
+								   "Member must have length greater than or equal to 3; Value '' at '%s' failed to "
+								   "satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+",
+								   member_path("", f->name), member_path("", f->name));
 			DynValidationError("1 validation error detected: Value '' at '%s' failed to satisfy constraint: "
 							   "Member must have length greater than or equal to 1", member_path("", f->name));
+		}
 		/* an empty map or list with a message of its own (BatchGetItem's RequestItems) */
 		if (f->empty_msg && m->type == jbvBinary && !JsonContainerIsScalar(m->val.binary.data) &&
 			JsonContainerSize(m->val.binary.data) == 0)

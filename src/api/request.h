@@ -56,6 +56,7 @@ struct RqField
 	bool		mapkeys_json;	/* mapkeys_tablename: a bad name in the newer form (value as JSON, min 3) */
 	bool		mapkeys_yield;	/* mapkeys_tablename: a bad name reported only if nothing else fails */
 	bool		tablearn;		/* a table name or ARN (1..1024; a name: <= 255 and the pattern) */
+	bool		empty_name_min3;	/* tablearn: an empty name fails a minimum of 3 and the pattern (DescribeTable) */
 	const char *empty_msg;		/* RQ_MAP/RQ_LIST: DynamoDB's message for an empty one */
 	uint8		newform;		/* RQ_NEWFORM_*: "Value at 'Member'" form (no value, member as named) */
 };

@@ -132,6 +132,20 @@ expect_blob(JsonbValue *jv, const char **s, int *len)
 }
 
 /*
+ * Check a Blob member's JSON as DynamoDB's deserializer does (kind, then
+ * base64), raising its SerializationException; request validation calls it
+ * before any member constraint is judged.
+ */
+void
+DynCheckBlobKind(JsonbValue *jv)
+{
+	const char *s;
+	int			len;
+
+	expect_blob(jv, &s, &len);
+}
+
+/*
  * The value of a JSON value as DynamoDB reads a Boolean: true/false, or the
  * strings "true"/"1"/"yes" and "false"/"0"/"no" in any case.  *ok is false
  * for anything else.

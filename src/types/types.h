@@ -102,6 +102,8 @@ extern DynValue *DynValueFromJsonb(JsonbValue *jv, const char **errmsg);
 extern bool DynJsonBoolean(JsonbValue *jv, bool *ok);
 /* Raise DynamoDB's SerializationException for a JSON value that is not a <target>. */
 pg_noreturn extern void DynSerializationErrorFor(JsonbValue *jv, const char *target);
+/* Raise DynamoDB's SerializationException for a Blob that is no base64 string. */
+extern void DynCheckBlobKind(JsonbValue *jv);
 /* Parse a map of name -> AttributeValue (an Item, a Key, ExpressionAttributeValues). */
 extern DynValue *DynItemFromJsonb(JsonbValue *jv, const char **errmsg);
 
