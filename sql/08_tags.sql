@@ -65,17 +65,20 @@ SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/ab"}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi"}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi", "Tags": [{"Key": "a", "Value": "b"}]}');
--- the ARN is checked before the lists, the lists before the table
+-- a missing Tags / TagKeys is a member constraint, reported before the ARN is
+-- parsed; the ARN is checked before the lists, the lists before the table
 SELECT dynindex.api('TagResource', '{"ResourceArn": "nope"}');
+SELECT dynindex.api('TagResource', '{}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged"}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi"}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": []}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": [{"Key": "", "Value": ""}]}');
--- unknown table
+-- unknown table: ResourceNotFoundException naming the ARN
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": [{"Key": "a", "Value": "b"}]}');
 SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "TagKeys": ["a"]}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing"}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/stream/2024-01-01T00:00:00.000"}');
--- another account's table: denied (before its region or name is looked at)
+-- another account's table: "Access is denied" (before its region or name is looked at)
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged"}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-west-2:111122223333:table/tagged", "Tags": [{"Key": "a", "Value": "b"}]}');
 SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged/index/gsi", "TagKeys": ["a"]}');

@@ -2,9 +2,10 @@
  * tags.c — TagResource, UntagResource, ListTagsOfResource (tags of tables,
  * stored in dynindex.tags, removed with the table) and DescribeLimits.
  *
- * Checks come in DynamoDB's order: deserialization, the ResourceArn, the
- * member lists, each tag, then the table, then the 50-tag limit on the
- * merged set (docs/errors.md lists the messages and their sources).
+ * Checks come in DynamoDB's order: deserialization, the member constraint on
+ * Tags / TagKeys, the ResourceArn, the member lists, each tag, then the
+ * table, then the 50-tag limit on the merged set (docs/errors.md lists the
+ * messages and their sources).
  */
 #include "postgres.h"
 
@@ -163,8 +164,10 @@ check_arn_start(const char *arn)
 
 /*
  * The table an ARN names (after check_arn_start), or a ValidationException:
- * only this endpoint's table ARNs (DescribeTable's TableArn) are accepted;
- * another account's ARN is AccessDeniedException.
+ * only this endpoint's table ARNs (DescribeTable's TableArn) are accepted.
+ * Another account's ARN is AccessDeniedException "Access is denied", before
+ * its region or name is looked at (DynamoDB, us-west-2, 2026-10-08: the ACK
+ * DynamoDB controller's behaviour catalogue, DDB-TABLE-071).
  */
 static char *
 arn_table_name(const char *arn)
@@ -189,7 +192,7 @@ arn_table_name(const char *arn)
 
 		if (end && ((size_t) (end - account - 1) != strlen(dynindex_account_id) ||
 					strncmp(account + 1, dynindex_account_id, end - account - 1) != 0))
-			DynCatalogAccessDenied(arn);
+			DynError(DYN_ERR_ACCESS_DENIED, "Access is denied");
 	}
 	if (strncmp(arn, prefix, strlen(prefix)) == 0)
 	{
@@ -210,6 +213,18 @@ arn_table_name(const char *arn)
 	return NULL;				/* not reached */
 }
 
+/*
+ * A table that does not exist: ResourceNotFoundException naming the ARN
+ * (DynamoDB, us-west-2, 2026-10-08, DDB-TABLE-070).  A caller without
+ * account-wide rights was already denied by the lookup's authorization check,
+ * and learns nothing (docs/security.md).
+ */
+static void
+table_not_found(const char *arn)
+{
+	DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: ResourceArn: %s not found", arn);
+}
+
 /* The table of a validated ARN, locked against concurrent tag changes. */
 static char *
 existing_table(const char *arn, const char *name)
@@ -218,7 +233,7 @@ existing_table(const char *arn, const char *name)
 	Datum		args[1];
 
 	if (DynCatalogGetTable(name) == NULL)
-		DynCatalogAccessDenied(arn);
+		table_not_found(arn);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT pg_advisory_xact_lock(4475214, hashtext($1))",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -302,10 +317,10 @@ DynTagResource(Jsonb *req)
 
 	RqValidate(req, tag_resource_fields);
 	arn = RqGetString(&req->root, "ResourceArn");
-	check_arn_start(arn);
 	tags = RqGet(&req->root, "Tags");
 	if (tags == NULL)
 		DynValidationError("1 validation error detected: Value null at 'tags' failed to satisfy constraint: Member must not be null");
+	check_arn_start(arn);
 	name = arn_table_name(arn);
 	if (JsonContainerSize(tags->val.binary.data) == 0)
 		DynValidationError("Atleast one Tag needs to be provided as Input.");
@@ -331,10 +346,10 @@ DynUntagResource(Jsonb *req)
 
 	RqValidate(req, untag_resource_fields);
 	arn = RqGetString(&req->root, "ResourceArn");
-	check_arn_start(arn);
 	list = RqGet(&req->root, "TagKeys");
 	if (list == NULL)
 		DynValidationError("1 validation error detected: Value null at 'tagKeys' failed to satisfy constraint: Member must not be null");
+	check_arn_start(arn);
 	name = arn_table_name(arn);
 	elems = RqArrayElems(list, &n);
 	if (n == 0)
@@ -373,7 +388,7 @@ DynListTagsOfResource(Jsonb *req)
 	check_arn_start(arn);
 	name = arn_table_name(arn);
 	if (DynCatalogGetTable(name) == NULL)
-		DynCatalogAccessDenied(arn);
+		table_not_found(arn);
 	args[0] = CStringGetTextDatum(name);
 	if (SPI_execute_with_args("SELECT tag_key, tag_value FROM dynindex.tags WHERE table_name = $1 "
 							  "ORDER BY tag_key COLLATE \"C\"",

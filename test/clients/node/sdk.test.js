@@ -178,7 +178,7 @@ test('tags: TagResource, ListTagsOfResource, UntagResource (SDK), empty bodies o
     assert.equal(await res.text(), '');
   }
   await rejectsWith(() => ddb.send(new TagResourceCommand({ ResourceArn: arn.replace(T, `${T}_nope`), Tags: [{ Key: 'k', Value: 'v' }] })),
-    'AccessDeniedException');
+    'ResourceNotFoundException');
 });
 
 test('DescribeEndpoints names the gateway itself', async () => {
