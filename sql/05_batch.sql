@@ -48,6 +48,9 @@ SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"S": "z"}}}}, {"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"N": "1"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"pk": {"L": [{"S": "x"}]}}}}]}}');
+-- a PutRequest item missing a key attribute: the batch's generic key message, not PutItem's
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"PutRequest": {"Item": {"x": {"S": "z"}}}}]}}');
+SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch2": [{"PutRequest": {"Item": {"pk": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"batch1": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}, "x": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"nothere": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');
 SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"ab": [{"DeleteRequest": {"Key": {"pk": {"S": "z"}}}}]}}');
@@ -73,6 +76,7 @@ SELECT dynindex.api('BatchGetItem', '{"RequestItems": {
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"S": "missing"}}]}}, "ReturnConsumedCapacity": "INDEXES"}');
 -- BatchGetItem errors
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"S": "k2"}}, {"pk": {"S": "k2"}}]}}}');
+-- an empty Keys list or RequestItems map: DynamoDB's newer constraint form
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": []}}}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {}}');
 SELECT dynindex.api('BatchGetItem', '{}');

@@ -69,8 +69,10 @@ SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName"
 SELECT dynindex.api('PutItem', '{"TableName": "", "Item": {}}');
 SELECT dynindex.api('PutItem', '{"TableName": "", "Item": {"pk": {"S": "a"}}, "ReturnValues": "INVALID"}');
 SELECT dynindex.api('GetItem', '{"TableName": "", "Key": {"pk": {"S": "a"}}}');
-SELECT dynindex.api('DescribeTable', '{"TableName": ""}');
 SELECT dynindex.api('Scan', '{"TableName": ""}');
+SELECT dynindex.api('DeleteTable', '{"TableName": ""}');
+-- ... but DescribeTable reports its minimum of 3 and the pattern together (us-west-2, 2026-10-09)
+SELECT dynindex.api('DescribeTable', '{"TableName": ""}');
 -- one or two characters: a legal name that is not there
 SELECT dynindex.api('PutItem', '{"TableName": "ab", "Item": {"pk": {"S": "a"}}}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "a"}');

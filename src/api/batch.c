@@ -24,7 +24,7 @@ static const RqField key_map_elem = {.type = RQ_MAP,.elem = &attrvalue_elem};
 
 static const RqField keys_and_attributes_fields[] = {
 	{.name = "Keys",.type = RQ_LIST,.elem = &key_map_elem,.notnull = true,.minlen = 1,.maxlen = 100,
-	.newform = RQ_NEWFORM_MAX},
+	.newform = RQ_NEWFORM_MIN | RQ_NEWFORM_MAX},
 	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
 	{.name = "ProjectionExpression",.type = RQ_STRING},
@@ -36,8 +36,13 @@ static const RqField keys_and_attributes = {
 };
 
 static const RqField batch_get_fields[] = {
+	/*
+	 * An empty map or Keys list in DynamoDB's newer constraint form ("Value at
+	 * 'RequestItems' ..."): every region but me-central-1 since 2026-09-02
+	 * (the DynamoDB conformance suite, error-messages/batchGetItem.test.ts).
+	 */
 	{.name = "RequestItems",.type = RQ_MAP,.elem = &keys_and_attributes,.notnull = true,.minlen = 1,
-	.mapkeys_tablename = true,.mapkeys_json = true,.empty_msg = "The requestItems parameter is required for BatchGetItem"},
+	.mapkeys_tablename = true,.mapkeys_json = true,.newform = RQ_NEWFORM_MIN},
 	{.name = "ReturnConsumedCapacity",.type = RQ_STRING,.enumvals = RqReturnConsumedCapacityEnum},
 	{0}
 };
@@ -67,9 +72,11 @@ static const RqField batch_write_fields[] = {
 };
 
 /*
- * A PutRequest item whose table key has the wrong type (or is not a scalar):
- * BatchWriteItem answers "The provided key element does not match the
- * schema", where PutItem names the key and both types.
+ * A PutRequest item that lacks a table key attribute, or holds one of the
+ * wrong type (or not a scalar): BatchWriteItem answers "The provided key
+ * element does not match the schema", where PutItem names the key (and both
+ * types).  Sources: DynamoDB eu-west-2, 2026-06 (nubo-db/dynoxide#97), and
+ * the conformance suite and live AWS, 2026-09 (floci-io/floci#3227).
  */
 static void
 check_put_key_types(DynTable *t, DynValue *item)
@@ -81,7 +88,7 @@ check_put_key_types(DynTable *t, DynValue *item)
 	{
 		DynValue   *v = DynMapGetStr(item, attrs[i]->name);
 
-		if (v && v->type != attrs[i]->type)
+		if (v == NULL || v->type != attrs[i]->type)
 			DynValidationError("The provided key element does not match the schema");
 	}
 }

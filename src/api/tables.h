@@ -27,6 +27,7 @@ typedef struct ThroughputChange
 extern const RqField DynCreateTableFields[];
 extern const RqField DynUpdateTableFields[];
 extern const RqField DynTableNameOnlyFields[];
+extern const RqField DynDescribeTableFields[];
 extern const RqField DynListTablesFields[];
 /* tables_validate.c: rules */
 extern bool DynTablesIsDefined(JsonbValue *defs, int ndefs, const char *name);

@@ -267,6 +267,6 @@ DynTableDescription(DynTable *t, const char *status, bool with_stats)
 Jsonb *
 DynDescribeTable(Jsonb *req)
 {
-	RqValidate(req, DynTableNameOnlyFields);
+	RqValidate(req, DynDescribeTableFields);
 	return DynTablesWrap("Table", DynTablesDescribe(DynCatalogGetTableOrNotFound(RqGetString(&req->root, "TableName")), "ACTIVE", true));
 }

@@ -128,6 +128,12 @@ const RqField DynTableNameOnlyFields[] = {
 	{0}
 };
 
+/* DescribeTable: as DynTableNameOnlyFields; an empty name is reported as DynamoDB does today. */
+const RqField DynDescribeTableFields[] = {
+	{.name = "TableName",.type = RQ_STRING,.required = true,.tablearn = true,.empty_name_min3 = true},
+	{0}
+};
+
 const RqField DynListTablesFields[] = {
 	{.name = "ExclusiveStartTableName",.type = RQ_STRING,.namepattern = true,.minlen = 3,.maxlen = 255},
 	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.hasmax = true,.maxval = 100},
