@@ -202,4 +202,19 @@ SELECT dynindex.api('BatchWriteItem', '{"RequestItems": {"bad!name": [{"PutReque
 -- TransactWriteItems: a too long ClientRequestToken is reported ahead of an unknown enum (us-east-1, 2026-10-09)
 SELECT dynindex.api('TransactWriteItems', '{"TransactItems": [{"Put": {"TableName": "vo_t", "Item": {"pk": {"S": "t"}, "sk": {"S": "1"}}}}],
   "ClientRequestToken": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", "ReturnConsumedCapacity": "BOGUS"}');
+-- orders on record (issue 23 item 5; docs/errors.md "Validation order"):
+-- Query looks up the table and the index before it judges a legacy KeyConditions operator
+SELECT dynindex.api('Query', '{"TableName": "nothere", "KeyConditions": {"pk": {"ComparisonOperator": "NE", "AttributeValueList": [{"S": "a"}]}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "IndexName": "nope", "KeyConditions": {"pk": {"ComparisonOperator": "CONTAINS", "AttributeValueList": [{"S": "a"}]}}}');
+SELECT dynindex.api('Query', '{"TableName": "vo_t", "KeyConditions": {"pk": {"ComparisonOperator": "NE", "AttributeValueList": [{"S": "a"}]}}}');
+-- ... a missing ComparisonOperator is a member constraint, before the table
+SELECT dynindex.api('Query', '{"TableName": "nothere", "KeyConditions": {"pk": {"AttributeValueList": [{"S": "a"}]}}}');
+-- Scan: Segment/TotalSegments and ExclusiveStartKey before the expression attribute maps
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "Segment": 1, "ExpressionAttributeNames": {"#a": "a"}}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "Segment": 2, "TotalSegments": 2, "FilterExpression": "a = :v", "ExpressionAttributeValues": {":w": {"S": "x"}}}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "ExclusiveStartKey": {"pk": {"N": "x"}}, "ExpressionAttributeNames": {"#a": "a"}}');
+SELECT dynindex.api('Scan', '{"TableName": "vo_t", "ExclusiveStartKey": {"pk": {"SS": []}}, "ProjectionExpression": "a, a"}');
+-- GetItem: the Key's values before ExpressionAttributeNames
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"N": "x"}, "sk": {"S": "1"}}, "ExpressionAttributeNames": {"#a": "a"}}');
+SELECT dynindex.api('GetItem', '{"TableName": "vo_t", "Key": {"pk": {"SS": ["a", "a"]}}, "ProjectionExpression": "#b", "ExpressionAttributeNames": {"#a": "a"}}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "vo_t"}')->'TableDescription'->>'TableStatus' AS deleted;

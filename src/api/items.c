@@ -475,6 +475,8 @@ DynGetItem(Jsonb *req)
 	DynTable   *t;
 
 	RqValidate(req, get_item_fields);
+	/* the Key's values before ExpressionAttributeNames and the projection */
+	(void) RqParseItem(RqGet(r, "Key"));
 	proj = DynItemsParseProjection(r);
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	return get_item(t, RqGet(r, "Key"), proj, RqGetBool(r, "ConsistentRead", false), r);

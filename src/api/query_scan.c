@@ -120,6 +120,7 @@ typedef struct ReadSpec
 	DynKeySchema ks;
 	bool		is_query;
 	int			legacy_key_conditions;	/* entries of KeyConditions */
+	JsonbValue *legacy_kc;		/* KeyConditions, judged after the table and index */
 	bool		forward;
 	bool		consistent;
 	int64		limit;			/* 0: none */
@@ -967,7 +968,16 @@ parse_expressions(ReadSpec *rs, JsonbContainer *r, bool *has_pe, bool *has_atg)
 		rs->legacy_key_conditions = DynJsonObjectMembers(kc, &kckeys, &kclens, &kcvals);
 		if (rs->legacy_key_conditions == 0)
 			DynValidationError("Conditions can be of length 1 or 2 only");
-		keycond = DynLegacyKeyConditions(kc);
+
+		/*
+		 * A missing ComparisonOperator is a member constraint, reported now;
+		 * the operators themselves are judged after the table and the index
+		 * are looked up (begin_read), as DynamoDB orders them.
+		 */
+		for (int i = 0; i < rs->legacy_key_conditions; i++)
+			if (kcvals[i].type == jbvBinary && RqGetJv(&kcvals[i], "ComparisonOperator") == NULL)
+				(void) DynLegacyKeyConditions(kc);
+		rs->legacy_kc = kc;
 	}
 	*has_pe = pe != NULL;
 	*has_atg = atg != NULL;
@@ -1025,16 +1035,31 @@ begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
 			DynValidationError("Failed to satisfy constraint: Member must satisfy enum value set: [ALL, OR]");
 	}
 	RqValidate(req, is_query ? query_fields : scan_fields);
+
+	/*
+	 * Scan judges Segment/TotalSegments and the values of ExclusiveStartKey
+	 * before the expressions and their attribute maps (docs/errors.md,
+	 * "Validation order").
+	 */
+	if (!is_query)
+	{
+		JsonbValue *esk = RqGet(r, "ExclusiveStartKey");
+
+		scan_segments(rs, r);
+		if (esk)
+			(void) parse_start_key(esk);
+	}
 	keycond = parse_expressions(rs, r, &has_pe, &has_atg);
 	rs->select = parse_select(r, is_query, has_pe, has_atg);
 	rs->forward = RqGetBool(r, "ScanIndexForward", true);
 	rs->consistent = RqGetBool(r, "ConsistentRead", false);
 	rs->limit = RqGetInt(r, "Limit", 0);
 	rs->cap = DynCapacityModeOf(r);
-	if (!is_query)
-		scan_segments(rs, r);	/* request semantics come before the table's existence */
 	rs->t = DynItemsGetTable(RqGetString(r, "TableName"));
 	resolve_index(rs, r);
+	/* legacy KeyConditions: their operators after the table and index */
+	if (rs->legacy_kc)
+		keycond = DynLegacyKeyConditions(rs->legacy_kc);
 	DynKeySchemaOf(rs->t, rs->idx, &rs->ks);
 	setup_relation(rs);
 	if (rs->select == SEL_ALL_PROJECTED && rs->idx == NULL)
