@@ -508,6 +508,234 @@ member(Jsonb *res, const char *name)
 	return getKeyJsonValueFromContainer(&res->root, name, strlen(name), NULL);
 }
 
+/* ---------------------------------------------------------------- projected paths */
+
+/*
+ * A SELECT's projection of a nested path answers the value at the path under
+ * one attribute, named by the path's last element: SELECT m.a.b gives
+ * {"b": ...}, not the item's {"m": {"M": {"a": ...}}} that the Query or Scan
+ * the statement became returns (issue 23 item 6).  A path ending in a list
+ * index gets PartiQL's implicit name of an unnamed projection, "_<n>" for the
+ * n-th item of the SELECT list (docs/partiql.md).
+ */
+
+/* Does any item of the SELECT list name a nested path? */
+static bool
+select_reshapes(PqStatement *st)
+{
+	int			i;
+
+	if (st == NULL || st->kind != PQ_SELECT || st->star)
+		return false;
+	for (i = 0; i < st->nproj; i++)
+		if (st->proj[i]->kind == PQ_PATH && st->proj[i]->npath > 1)
+			return true;
+	return false;
+}
+
+/* Are the first n elements of two paths the same? */
+static bool
+same_prefix(PqNode *a, PqNode *b, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		PqPathElem *x = &a->path[i];
+		PqPathElem *y = &b->path[i];
+
+		if ((x->name == NULL) != (y->name == NULL))
+			return false;
+		if (x->name ? strcmp(x->name, y->name) != 0 : x->index != y->index)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Where the element path->path[d] (an index) stands in the list the read
+ * returned: a ProjectionExpression keeps of a list only the elements it
+ * names, in index order, so the position is the number of other indices
+ * named at the same place that are smaller.
+ */
+static int
+projected_position(PqStatement *st, PqNode *path, int d)
+{
+	int			want = path->path[d].index;
+	int		   *seen = palloc(sizeof(int) * Max(st->nproj, 1));
+	int			nseen = 0;
+	int			i;
+	int			j;
+
+	for (i = 0; i < st->nproj; i++)
+	{
+		PqNode	   *q = st->proj[i];
+		int			idx;
+		bool		dup = false;
+
+		if (q->kind != PQ_PATH || q->npath <= d || q->path[d].name != NULL || !same_prefix(q, path, d))
+			continue;
+		idx = q->path[d].index;
+		if (idx >= want)
+			continue;
+		for (j = 0; j < nseen; j++)
+			dup |= seen[j] == idx;
+		if (!dup)
+			seen[nseen++] = idx;
+	}
+	return nseen;
+}
+
+/* The value a projected item (a JSON object of AttributeValues) holds at a path, or NULL. */
+static JsonbValue *
+value_at_path(PqStatement *st, JsonbValue *item, PqNode *path)
+{
+	JsonbValue *cur = item;
+	int			i;
+
+	for (i = 0; i < path->npath; i++)
+	{
+		PqPathElem *pe = &path->path[i];
+		JsonbValue *inner;
+
+		if (cur == NULL || cur->type != jbvBinary)
+			return NULL;
+		if (i == 0)
+		{
+			cur = pe->name ? RqGetJv(cur, pe->name) : NULL;
+			continue;
+		}
+		inner = RqGetJv(cur, pe->name ? "M" : "L");
+		if (inner == NULL || inner->type != jbvBinary)
+			return NULL;
+		if (pe->name)
+			cur = RqGetJv(inner, pe->name);
+		else
+		{
+			int			n;
+			JsonbValue *elems = RqArrayElems(inner, &n);
+			int			pos = projected_position(st, path, i);
+
+			cur = pos < n ? &elems[pos] : NULL;
+		}
+	}
+	return cur;
+}
+
+/* A JSON object value of a jsonb document. */
+static JsonbValue *
+jsonb_value(Jsonb *jb)
+{
+	JsonbValue *v = palloc_object(JsonbValue);
+
+	v->type = jbvBinary;
+	v->val.binary.data = &jb->root;
+	v->val.binary.len = VARSIZE(jb) - VARHDRSZ;
+	return v;
+}
+
+/* An item as the SELECT list names its attributes (select_reshapes). */
+static JsonbValue *
+reshape_item(PqStatement *st, JsonbValue *item)
+{
+	JsonbParseState *ps = NULL;
+	int			i;
+
+	if (item == NULL || item->type != jbvBinary || !select_reshapes(st))
+		return item;
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < st->nproj; i++)
+	{
+		PqNode	   *p = st->proj[i];
+		PqPathElem *last;
+		JsonbValue *v;
+
+		if (p->kind != PQ_PATH)
+			continue;
+		v = value_at_path(st, item, p);
+		if (v == NULL)
+			continue;
+		last = &p->path[p->npath - 1];
+		RqPushKey(&ps, last->name ? last->name : psprintf("_%d", i + 1));
+		pushJsonbValue(&ps, WJB_VALUE, v);
+	}
+	return jsonb_value(JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL)));
+}
+
+/*
+ * A read's response with its items reshaped (reshape_item): "Items" and
+ * "Item" by stmts[0], the "Item" of the n-th of "Responses" (a transaction's
+ * reads) by stmts[n].
+ */
+static Jsonb *
+reshape_response(PqStatement **stmts, int nstmts, Jsonb *res)
+{
+	JsonbParseState *ps = NULL;
+	JsonbValue *keys;
+	JsonbValue *vals;
+	JsonbValue	root;
+	int			n;
+	int			i;
+	bool		any = false;
+
+	for (i = 0; i < nstmts; i++)
+		any |= select_reshapes(stmts[i]);
+	if (!any || !JB_ROOT_IS_OBJECT(res))
+		return res;
+	root = *jsonb_value(res);
+	n = RqObjectMembers(&root, &keys, &vals);
+	pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < n; i++)
+	{
+		const char *k = pnstrdup(keys[i].val.string.val, keys[i].val.string.len);
+		bool		is_items = strcmp(k, "Items") == 0;
+		bool		is_responses = strcmp(k, "Responses") == 0;
+
+		pushJsonbValue(&ps, WJB_KEY, &keys[i]);
+		if (strcmp(k, "Item") == 0)
+			pushJsonbValue(&ps, WJB_VALUE, reshape_item(stmts[0], &vals[i]));
+		else if ((is_items || is_responses) && vals[i].type == jbvBinary &&
+				 JsonContainerIsArray(vals[i].val.binary.data))
+		{
+			int			ne;
+			int			j;
+			JsonbValue *elems = RqArrayElems(&vals[i], &ne);
+
+			pushJsonbValue(&ps, WJB_BEGIN_ARRAY, NULL);
+			for (j = 0; j < ne; j++)
+			{
+				if (is_items)
+					pushJsonbValue(&ps, WJB_ELEM, reshape_item(stmts[0], &elems[j]));
+				else if (j < nstmts && elems[j].type == jbvBinary)
+				{
+					/* {"Item": ...} of a transaction's j-th read */
+					JsonbValue *ek;
+					JsonbValue *ev;
+					int			nk = RqObjectMembers(&elems[j], &ek, &ev);
+					int			m;
+
+					pushJsonbValue(&ps, WJB_BEGIN_OBJECT, NULL);
+					for (m = 0; m < nk; m++)
+					{
+						pushJsonbValue(&ps, WJB_KEY, &ek[m]);
+						if (ek[m].val.string.len == 4 && memcmp(ek[m].val.string.val, "Item", 4) == 0)
+							pushJsonbValue(&ps, WJB_VALUE, reshape_item(stmts[j], &ev[m]));
+						else
+							pushJsonbValue(&ps, WJB_VALUE, &ev[m]);
+					}
+					pushJsonbValue(&ps, WJB_END_OBJECT, NULL);
+				}
+				else
+					pushJsonbValue(&ps, WJB_ELEM, &elems[j]);
+			}
+			pushJsonbValue(&ps, WJB_END_ARRAY, NULL);
+		}
+		else
+			pushJsonbValue(&ps, WJB_VALUE, &vals[i]);
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&ps, WJB_END_OBJECT, NULL));
+}
+
 /* ---------------------------------------------------------------- kept plans of SELECTs */
 
 /*
@@ -575,6 +803,9 @@ kept_plan_store(const char *text, int len, uint32 hash, PqPlan *plan)
 	int			i;
 
 	if (plan->op != PQ_OP_GET && !(plan->nbodies == 1 && plan->reusable))
+		return;
+	/* a kept plan answers the read's items as they are: not for nested paths */
+	if (select_reshapes(plan->stmt))
 		return;
 	kp = kept_plan_lookup(text, len, hash);
 	if (kp == NULL)
@@ -822,7 +1053,7 @@ DynExecuteStatement(Jsonb *req)
 			Jsonb	   *res = run(DynGetItemForPartiQL, read_request(plan, 0, consistent, rcc, 0, NULL));
 
 			kept_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
-			return res;
+			return reshape_response(&plan->stmt, 1, res);
 		}
 		if (plan->nbodies == 1)
 		{
@@ -833,7 +1064,7 @@ DynExecuteStatement(Jsonb *req)
 
 			if (token == NULL)
 				kept_plan_store(stmt->val.string.val, stmt->val.string.len, text_hash, plan);
-			return res;
+			return reshape_response(&plan->stmt, 1, res);
 		}
 		/* several Queries: a page of at most IN_PAGE_ITEMS items, 1 MB and Limit in all */
 		for (; q < plan->nbodies; q++)
@@ -858,7 +1089,7 @@ DynExecuteStatement(Jsonb *req)
 						JsonbValue *copy = palloc(sizeof(JsonbValue));
 
 						*copy = e;
-						items = lappend(items, copy);
+						items = lappend(items, reshape_item(plan->stmt, copy));
 					}
 			}
 			if (limit > 0)
@@ -1123,7 +1354,7 @@ DynBatchExecuteStatement(Jsonb *req)
 			if ((item = member(e->result, "Item")) != NULL)
 			{
 				RqPushKey(&st, "Item");
-				pushJsonbValue(&st, WJB_VALUE, item);
+				pushJsonbValue(&st, WJB_VALUE, reshape_item(e->stmt, item));
 			}
 			add_table_capacity(&caps, e->result);
 		}
@@ -1247,7 +1478,13 @@ DynExecuteTransaction(Jsonb *req)
 	appendStringInfoChar(&b, '}');
 
 	if (reads)
-		return run(DynTransactGetItems, b.data);
+	{
+		PqStatement **stmts = palloc(sizeof(PqStatement *) * n);
+
+		for (i = 0; i < n; i++)
+			stmts[i] = plans[i]->stmt;
+		return reshape_response(stmts, n, run(DynTransactGetItems, b.data));
+	}
 	PG_TRY();
 	{
 		res = run(DynTransactWriteItems, b.data);
