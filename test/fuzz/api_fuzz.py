@@ -912,7 +912,8 @@ class Gen:
 
     def pq_path(self):
         r = self.r
-        return r.choice(["a", "b", "c", "n", "lst[0]", "mp.x", "mp.x[1].y", '"a"', '"status"', "s", "lsk", "gh"])
+        return r.choice(["a", "b", "c", "n", "lst[0]", "lst[2]", "mp.x", "mp.x[1].y", "mp.x[0]", "mp.x[1].y.z",
+                         '"a"', '"status"', "s", "lsk", "gh"])
 
     def pq_cond(self, params, depth=0):
         r = self.r
