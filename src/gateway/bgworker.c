@@ -11,6 +11,10 @@
  * between them, so a request crosses two process boundaries instead of four.
  * A worker runs one request at a time; the kernel spreads new connections
  * over the workers.
+ *
+ * With dynindex_http.metrics_port, one more worker serves Prometheus metrics
+ * there: each request worker counts into its own slot of shared memory
+ * (metrics.c), the metrics worker sums them and reads dynindex.table_metrics.
  */
 #include "postgres.h"
 
@@ -24,6 +28,8 @@
 #include "postmaster/postmaster.h"
 #include "storage/fd.h"
 #include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "utils/guc.h"
 
 #include "gateway.h"
@@ -45,8 +51,41 @@ static int	http_request_timeout = 30;
 static char *http_tls_cert = NULL;
 static char *http_tls_key = NULL;
 static bool http_verbose = false;
+static int	http_metrics_port = 0;
+static char *http_metrics_host = NULL;
 
 static LoopWatch postmaster_watch;
+static void *counters;			/* the workers' metrics counters (shared memory) */
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook;
+
+#if PG_VERSION_NUM >= 150000
+/* Ask for the shared memory of the workers' counters. */
+static void
+http_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(metrics_shared_size(http_workers));
+}
+#endif
+
+/* Create (zeroed) or attach the workers' counters. */
+static void
+http_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	counters = ShmemInitStruct("dynindex_http counters", metrics_shared_size(http_workers), &found);
+	if (!found)
+		memset(counters, 0, metrics_shared_size(http_workers));
+	LWLockRelease(AddinShmemInitLock);
+}
 
 void
 _PG_init(void)
@@ -89,7 +128,22 @@ _PG_init(void)
 							   NULL, &http_tls_key, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 	DefineCustomBoolVariable("dynindex_http.verbose", "Log every request.",
 							 NULL, &http_verbose, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex_http.metrics_port", "TCP port of the Prometheus metrics endpoint.",
+							"0: no metrics endpoint.  One more background worker serves it.",
+							&http_metrics_port, 0, 0, 65535, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomStringVariable("dynindex_http.metrics_host", "Address the metrics endpoint listens on.",
+							   "An IPv4 or IPv6 address, or localhost.",
+							   &http_metrics_host, "127.0.0.1", PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("dynindex_http");
+
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = http_shmem_request;
+#else
+	RequestAddinShmemSpace(metrics_shared_size(http_workers));
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = http_shmem_startup;
 
 	memset(&bgw, 0, sizeof(bgw));
 	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
@@ -102,6 +156,12 @@ _PG_init(void)
 	{
 		snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex http %d", i + 1);
 		bgw.bgw_main_arg = Int32GetDatum(i + 1);
+		RegisterBackgroundWorker(&bgw);
+	}
+	if (http_metrics_port > 0)
+	{
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex http metrics");
+		bgw.bgw_main_arg = Int32GetDatum(0);
 		RegisterBackgroundWorker(&bgw);
 	}
 }
@@ -132,6 +192,27 @@ postmaster_died(void *arg, uint32_t events)
 	proc_exit(1);
 }
 
+/*
+ * The metrics worker: the metrics endpoint alone on the event loop.  Its
+ * scrapes sum the request workers' counters and read dynindex.table_metrics
+ * in a transaction of this worker.  Does not return.
+ */
+static void
+metrics_main(void)
+{
+	gw_config.metrics_port = http_metrics_port;
+	metrics_use_shared(counters, http_workers, 0);
+	if (!metrics_start())
+		ereport(FATAL, (errmsg("dynindex_http: cannot listen for metrics on %s:%d",
+							   http_metrics_host, http_metrics_port)));
+	ereport(LOG, (errmsg("dynindex_http metrics on http://%s:%d/metrics", http_metrics_host,
+						 http_metrics_port)));
+	(void) loop_run();
+	metrics_stop();
+	proc_exit(1);
+}
+
+/* A background worker: arg 1..dynindex_http.workers serves requests, 0 the metrics. */
 void
 dynindex_http_main(Datum arg)
 {
@@ -151,7 +232,8 @@ dynindex_http_main(Datum arg)
 	gw_config.region = http_region;
 	gw_config.tls_cert = http_tls_cert[0] ? http_tls_cert : NULL;
 	gw_config.tls_key = http_tls_key[0] ? http_tls_key : NULL;
-	gw_config.metrics_port = 0;
+	gw_config.metrics_host = http_metrics_host;
+	gw_config.metrics_port = -1;
 	gw_config.dev = http_dev;
 	gw_config.verbose = http_verbose;
 	gw_config.reuse_port = true;
@@ -162,8 +244,11 @@ dynindex_http_main(Datum arg)
 	postmaster_watch.fn = postmaster_died;
 	if (!loop_add(&postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH], EPOLLIN))
 		ereport(FATAL, (errmsg("dynindex_http: cannot watch the postmaster: %m")));
+	if (DatumGetInt32(arg) == 0)
+		metrics_main();
 	/* PostgreSQL's own files (its descriptor cache of at most max_safe_fds) come first */
 	gw_config.max_connections = gw_fit_file_limit(gw_config.max_connections, (long) max_safe_fds + 64);
+	metrics_use_shared(counters, http_workers, DatumGetInt32(arg));
 	pool_init();
 	(void) loop_hook(NULL, db_tick);
 	if (!http_start())

@@ -391,6 +391,9 @@ extern void metrics_request(const char *op, int status, const char *error_type, 
 extern void metrics_connection(int delta_open, int evicted);
 extern void metrics_in_flight(int delta);
 extern int	metrics_bound_port(void);
+/* dynindex_http: the workers' counters in shared memory (see metrics.c). */
+extern size_t metrics_shared_size(int nworkers);
+extern void metrics_use_shared(void *mem, int nworkers, int worker);
 
 /* ---- util.c (JSON) ---- */
 /* Skip JSON whitespace; a JSON string (p at its quote; *escaped: it holds a backslash,

@@ -36,6 +36,8 @@
 
 #include "gateway.h"
 
+#include <libpq-fe.h>
+
 static SPIPlanPtr plan_key;
 static Oid	api_fn = InvalidOid;	/* dynindex.api_text(text, text) */
 static PoolStats stats;
@@ -121,6 +123,56 @@ set_local(const char *name, const char *value)
 }
 
 /*
+ * JOB_SQL (the metrics scrape's dynindex.table_metrics): run j->sql and hand
+ * its rows over as the libpq result the gateway's pool would have read, so
+ * metrics.c reads both the same way.
+ */
+static void
+execute_sql(DbJob *j)
+{
+	TupleDesc	td;
+	PGresAttDesc *attrs;
+	PGresult   *res;
+	int			rc;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "dynindex_http: SPI_connect failed");
+	rc = SPI_execute(j->sql, true, 0);
+	if (rc != SPI_OK_SELECT)
+		elog(ERROR, "dynindex_http: unexpected SPI result %s", SPI_result_code_string(rc));
+	td = SPI_tuptable->tupdesc;
+	attrs = palloc0(sizeof(PGresAttDesc) * Max(td->natts, 1));
+	for (int f = 0; f < td->natts; f++)
+	{
+		Form_pg_attribute a = TupleDescAttr(td, f);
+
+		attrs[f].name = NameStr(a->attname);
+		attrs[f].typid = a->atttypid;
+		attrs[f].typlen = a->attlen;
+		attrs[f].atttypmod = a->atttypmod;
+	}
+	res = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
+	if (res == NULL || !PQsetResultAttrs(res, td->natts, attrs))
+	{
+		PQclear(res);
+		elog(ERROR, "dynindex_http: out of memory");
+	}
+	for (uint64 r = 0; r < SPI_processed; r++)
+		for (int f = 0; f < td->natts; f++)
+		{
+			char	   *v = SPI_getvalue(SPI_tuptable->vals[r], td, f + 1);
+
+			if (!PQsetvalue(res, (int) r, f, v, v ? (int) strlen(v) : -1))
+			{
+				PQclear(res);
+				elog(ERROR, "dynindex_http: out of memory");
+			}
+		}
+	SPI_finish();
+	j->pgres = res;
+}
+
+/*
  * Run j inside the transaction; its result goes into j.  The API call is
  * what the gateway's API_SQL / API_ROLE_SQL statements do, without a
  * statement around it: the role and the region are set for this transaction
@@ -147,6 +199,8 @@ execute_job(DbJob *j)
 			keys_store(j, false, NULL, NULL);
 		SPI_finish();
 	}
+	else if (j->kind == JOB_SQL)
+		execute_sql(j);
 	else
 	{
 		Oid			fn = api_function();
@@ -171,6 +225,15 @@ job_failed(DbJob *j, ErrorData *ed)
 	{
 		gw_log("cannot look up access keys (is dynindex installed?): %s", ed->message);
 		j->key_found = -1;
+		return;
+	}
+	if (j->kind == JOB_SQL)
+	{
+		/* metrics.c reads 42P01 (no dynindex.table_metrics) as "not installed" */
+		if (ed->sqlerrcode != ERRCODE_UNDEFINED_TABLE)
+			gw_log("metrics: %s", ed->message);
+		j->result.status = DB_ERROR;
+		snprintf(j->result.sqlstate, sizeof(j->result.sqlstate), "%s", sqlstate);
 		return;
 	}
 	/* request_timeout (statement_timeout's timer) or pg_cancel_backend */
@@ -200,7 +263,8 @@ run_job(DbJob *j)
 	QueryCancelPending = false;
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
-	pgstat_report_activity(STATE_RUNNING, j->kind == JOB_KEY ? "dynindex_http: access key" : j->op);
+	pgstat_report_activity(STATE_RUNNING, j->kind == JOB_KEY ? "dynindex_http: access key" :
+						   j->kind == JOB_SQL ? j->sql : j->op);
 	if (gw_config.request_timeout > 0)
 		enable_timeout_after(STATEMENT_TIMEOUT, gw_config.request_timeout * 1000);
 	PG_TRY();
@@ -237,6 +301,8 @@ finish_job(DbJob *j)
 	if (j->done)
 		j->done(j);
 	db_result_free(&j->result);
+	if (j->pgres)
+		PQclear(j->pgres);
 	memset(j->secret, 0, sizeof(j->secret));
 	free(j);
 }

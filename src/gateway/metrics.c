@@ -1,10 +1,14 @@
 /*
- * metrics.c — Prometheus metrics of the gateway on a separate port
- * (--metrics-port; off by default): requests, errors by DynamoDB error type
- * and latency histograms per operation, requests in flight, client
- * connections, the PostgreSQL pool and its reconnects, and the per-table
- * counters of the view dynindex.table_metrics (queried at scrape time through
- * the pool; skipped while the view does not exist).
+ * metrics.c — Prometheus metrics of the endpoint on a separate port
+ * (--metrics-port, dynindex_http.metrics_port; off by default): requests,
+ * errors by DynamoDB error type and latency histograms per operation,
+ * requests in flight, client connections, the gateway's PostgreSQL pool and
+ * its reconnects (dynindex_http: the requests of each worker instead), and
+ * the per-table counters of the view dynindex.table_metrics (queried at
+ * scrape time as a job; skipped while the view does not exist).
+ *
+ * The HTTP layer pushes what it counts (metrics_request, metrics_connection,
+ * metrics_in_flight); this file calls nothing of it.
  */
 #include "gateway.h"
 
@@ -40,62 +44,114 @@ typedef struct ErrStats
 	uint64_t	count;
 } ErrStats;
 
-static OpStats ops[MAX_OPS];
-static int	nops;
-static ErrStats errs[MAX_ERRS];
-static int	nerrs;
-static int64_t conns_open;
-static uint64_t conns_accepted;
-static uint64_t conns_evicted;
-static int64_t in_flight;
+/*
+ * What one process counts.  The gateway has one, in its own memory.  In
+ * dynindex_http each worker writes its own in shared memory and the metrics
+ * worker sums them all (metrics_use_shared): one writer per Counters, so no
+ * lock; a reader sees each field whole (COUNT_*), and a new operation's or
+ * error's name before its slot is counted in nops or nerrs.
+ */
+typedef struct Counters
+{
+	int			nops;
+	int			nerrs;
+	int64_t		conns_open;
+	uint64_t	conns_accepted;
+	uint64_t	conns_evicted;
+	int64_t		in_flight;
+	OpStats		ops[MAX_OPS];
+	ErrStats	errs[MAX_ERRS];
+} Counters;
+
+#define COUNT_READ(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define COUNT_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+#define COUNT_ADD(x, n) COUNT_SET(x, (x) + (n))
+
+static Counters own;
+static Counters *mine = &own;	/* what this process counts */
+static Counters *all = &own;	/* what a scrape sums: nall Counters */
+static int	nall = 1;
+static bool shared;				/* dynindex_http: all holds every worker's */
 static uint64_t scrapes;
 static struct MHD_Daemon *metrics_daemon;
+
+/* Bytes of shared memory for the counters of nworkers workers. */
+size_t
+metrics_shared_size(int nworkers)
+{
+	return sizeof(Counters) * (size_t) nworkers;
+}
+
+/*
+ * dynindex_http: the counters of nworkers workers are in mem (zeroed when
+ * the server started); worker (1..nworkers) counts into its own, 0 only
+ * reads them.  A restarted worker's counters go on from where they were;
+ * its gauges start again from zero.
+ */
+void
+metrics_use_shared(void *mem, int nworkers, int worker)
+{
+	all = mem;
+	nall = nworkers;
+	shared = true;
+	if (worker >= 1 && worker <= nworkers)
+	{
+		mine = &all[worker - 1];
+		COUNT_SET(mine->conns_open, 0);
+		COUNT_SET(mine->in_flight, 0);
+	}
+}
 
 /* The statistics slot of operation name (created on first use). */
 static int
 op_index(const char *name)
 {
-	for (int i = 0; i < nops; i++)
-		if (strcmp(ops[i].name, name) == 0)
+	int			n = mine->nops;
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(mine->ops[i].name, name) == 0)
 			return i;
-	if (nops == MAX_OPS)
+	if (n == MAX_OPS)
 		return MAX_OPS - 1;		/* the last slot collects the overflow */
-	snprintf(ops[nops].name, sizeof(ops[nops].name), "%s", name);
-	return nops++;
+	snprintf(mine->ops[n].name, sizeof(mine->ops[n].name), "%s", name);
+	COUNT_SET(mine->nops, n + 1);
+	return n;
 }
 
 /* A request was answered: count it, its error type, its latency. */
 void
 metrics_request(const char *op, int status, const char *error_type, double seconds)
 {
-	int			i = op_index(op ? op : "-");
+	OpStats    *o = &mine->ops[op_index(op ? op : "-")];
 	int			b;
 
-	ops[i].requests++;
-	ops[i].sum += seconds;
+	/* requests before its bucket: a reader sees the bucket's total <= requests */
+	COUNT_ADD(o->requests, 1);
+	o->sum += seconds;
 	for (b = 0; b < NBUCKETS && seconds > bucket_le[b]; b++)
 		;
 	if (b < NBUCKETS)
-		ops[i].buckets[b]++;
+		COUNT_ADD(o->buckets[b], 1);
 	if (status >= 400)
 	{
+		int			i = (int) (o - mine->ops);
 		int			e;
 
-		ops[i].errors++;
+		COUNT_ADD(o->errors, 1);
 		if (error_type == NULL)
 			error_type = status >= 500 ? "InternalServerError" : "HTTP";
-		for (e = 0; e < nerrs; e++)
-			if (errs[e].op == i && strcmp(errs[e].type, error_type) == 0)
+		for (e = 0; e < mine->nerrs; e++)
+			if (mine->errs[e].op == i && strcmp(mine->errs[e].type, error_type) == 0)
 				break;
-		if (e == nerrs)
+		if (e == mine->nerrs)
 		{
-			if (nerrs == MAX_ERRS)
+			if (e == MAX_ERRS)
 				return;
-			errs[e].op = i;
-			snprintf(errs[e].type, sizeof(errs[e].type), "%s", error_type);
-			nerrs++;
+			mine->errs[e].op = i;
+			snprintf(mine->errs[e].type, sizeof(mine->errs[e].type), "%s", error_type);
+			COUNT_SET(mine->nerrs, e + 1);
 		}
-		errs[e].count++;
+		COUNT_ADD(mine->errs[e].count, 1);
 	}
 }
 
@@ -103,17 +159,17 @@ metrics_request(const char *op, int status, const char *error_type, double secon
 void
 metrics_connection(int delta_open, int evicted)
 {
-	conns_open += delta_open;
+	COUNT_ADD(mine->conns_open, delta_open);
 	if (delta_open > 0)
-		conns_accepted += (uint64_t) delta_open;
-	conns_evicted += (uint64_t) evicted;
+		COUNT_ADD(mine->conns_accepted, (uint64_t) delta_open);
+	COUNT_ADD(mine->conns_evicted, (uint64_t) evicted);
 }
 
 /* A request started (+1) or ended (-1). */
 void
 metrics_in_flight(int delta)
 {
-	in_flight += delta;
+	COUNT_ADD(mine->in_flight, delta);
 }
 
 /* HELP and TYPE lines. */
@@ -209,94 +265,183 @@ write_table_metrics(Buf *b, PGresult *res)
 	}
 }
 
+/* Add the counters of every process (all) into t. */
+static void
+sum_counters(Counters *t)
+{
+	memset(t, 0, sizeof(*t));
+	for (int w = 0; w < nall; w++)
+	{
+		Counters   *c = &all[w];
+		int			n = COUNT_READ(c->nops);
+		int			ne = COUNT_READ(c->nerrs);
+		int			map[MAX_OPS];	/* c's operation i is t's map[i] */
+
+		for (int i = 0; i < n; i++)
+		{
+			OpStats    *o = &c->ops[i];
+			int			k;
+
+			for (k = 0; k < t->nops; k++)
+				if (strcmp(t->ops[k].name, o->name) == 0)
+					break;
+			if (k == t->nops)
+				snprintf(t->ops[t->nops++].name, sizeof(t->ops[k].name), "%s", o->name);
+			map[i] = k;
+			/* the buckets before requests: never more in the buckets than requests */
+			for (int bk = 0; bk < NBUCKETS; bk++)
+				t->ops[k].buckets[bk] += COUNT_READ(o->buckets[bk]);
+			t->ops[k].requests += COUNT_READ(o->requests);
+			t->ops[k].errors += COUNT_READ(o->errors);
+			t->ops[k].sum += o->sum;
+		}
+		for (int e = 0; e < ne; e++)
+		{
+			ErrStats   *x = &c->errs[e];
+			int			op = x->op < n ? map[x->op] : -1;
+			int			k;
+
+			if (op < 0)
+				continue;		/* its operation's name is not visible yet */
+			for (k = 0; k < t->nerrs; k++)
+				if (t->errs[k].op == op && strcmp(t->errs[k].type, x->type) == 0)
+					break;
+			if (k == t->nerrs)
+			{
+				t->errs[k].op = op;
+				snprintf(t->errs[k].type, sizeof(t->errs[k].type), "%s", x->type);
+				t->nerrs++;
+			}
+			t->errs[k].count += COUNT_READ(x->count);
+		}
+		t->conns_open += COUNT_READ(c->conns_open);
+		t->conns_accepted += COUNT_READ(c->conns_accepted);
+		t->conns_evicted += COUNT_READ(c->conns_evicted);
+		t->in_flight += COUNT_READ(c->in_flight);
+	}
+}
+
+/* dynindex_http: requests answered by each worker (their sum is the requests_total). */
+static void
+write_workers(Buf *b)
+{
+	header(b, "dynindex_http_worker_requests_total", "counter",
+		   "requests answered, by dynindex_http worker (dynindex_http.workers)");
+	for (int w = 0; w < nall; w++)
+	{
+		uint64_t	n = 0;
+		int			nops = COUNT_READ(all[w].nops);
+
+		for (int i = 0; i < nops; i++)
+			n += COUNT_READ(all[w].ops[i].requests);
+		buf_printf(b, "dynindex_http_worker_requests_total{worker=\"%d\"} %llu\n", w + 1,
+				   (unsigned long long) n);
+	}
+}
+
+/* The gateway's PostgreSQL pool and standbys. */
+static void
+write_pool(Buf *b)
+{
+	PoolStats	ps;
+
+	pool_stats(&ps);
+	header(b, "dynindex_gateway_pool_size", "gauge", "--pool-size");
+	buf_printf(b, "dynindex_gateway_pool_size %d\n", ps.size);
+	header(b, "dynindex_gateway_pool_connections", "gauge", "PostgreSQL connections, by state");
+	buf_printf(b, "dynindex_gateway_pool_connections{state=\"ready\"} %d\n", ps.ready);
+	buf_printf(b, "dynindex_gateway_pool_connections{state=\"connecting\"} %d\n", ps.connecting);
+	buf_printf(b, "dynindex_gateway_pool_connections{state=\"busy\"} %d\n", ps.busy);
+	header(b, "dynindex_gateway_pool_requests_in_flight", "gauge", "requests sent to PostgreSQL, not yet answered");
+	buf_printf(b, "dynindex_gateway_pool_requests_in_flight %d\n", ps.inflight);
+	header(b, "dynindex_gateway_pool_requests_queued", "gauge", "requests waiting for a PostgreSQL connection");
+	buf_printf(b, "dynindex_gateway_pool_requests_queued %d\n", ps.queued);
+	header(b, "dynindex_gateway_postgres_connects_total", "counter", "PostgreSQL connections opened");
+	buf_printf(b, "dynindex_gateway_postgres_connects_total %llu\n", (unsigned long long) ps.connects);
+	header(b, "dynindex_gateway_postgres_reconnects_total", "counter",
+		   "PostgreSQL connections opened to replace a lost one");
+	buf_printf(b, "dynindex_gateway_postgres_reconnects_total %llu\n", (unsigned long long) ps.reconnects);
+	header(b, "dynindex_gateway_postgres_connect_failures_total", "counter", "failed attempts to connect to PostgreSQL");
+	buf_printf(b, "dynindex_gateway_postgres_connect_failures_total %llu\n", (unsigned long long) ps.connect_failures);
+	header(b, "dynindex_gateway_postgres_connections_lost_total", "counter", "open PostgreSQL connections that failed");
+	buf_printf(b, "dynindex_gateway_postgres_connections_lost_total %llu\n", (unsigned long long) ps.lost);
+	header(b, "dynindex_gateway_request_timeouts_total", "counter", "requests answered InternalServerError after --request-timeout");
+	buf_printf(b, "dynindex_gateway_request_timeouts_total %llu\n", (unsigned long long) ps.timeouts);
+	header(b, "dynindex_gateway_requests_outcome_unknown_total", "counter",
+		   "requests whose connection failed after they were sent (answered InternalServerError, never re-sent)");
+	buf_printf(b, "dynindex_gateway_requests_outcome_unknown_total %llu\n", (unsigned long long) ps.unknown_outcome);
+	header(b, "dynindex_gateway_requests_resent_total", "counter",
+		   "read-only lookups re-sent after their connection failed");
+	buf_printf(b, "dynindex_gateway_requests_resent_total %llu\n", (unsigned long long) ps.retried);
+	standby_metrics(b);
+}
+
 /* The whole exposition text. */
 static char *
 render(PGresult *table_res, int table_state, size_t *len)
 {
+	static Counters total;		/* static: about 90 KB */
+	Counters   *t = &total;
 	Buf			b;
-	PoolStats	ps;
 
+	sum_counters(t);
 	buf_init(&b);
 	header(&b, "dynindex_gateway_requests_total", "counter", "requests answered, by operation");
-	for (int i = 0; i < nops; i++)
+	for (int i = 0; i < t->nops; i++)
 	{
 		buf_puts(&b, "dynindex_gateway_requests_total{operation=");
-		label_value(&b, ops[i].name);
-		buf_printf(&b, "} %llu\n", (unsigned long long) ops[i].requests);
+		label_value(&b, t->ops[i].name);
+		buf_printf(&b, "} %llu\n", (unsigned long long) t->ops[i].requests);
 	}
 	header(&b, "dynindex_gateway_errors_total", "counter", "error responses, by operation and DynamoDB error type");
-	for (int e = 0; e < nerrs; e++)
+	for (int e = 0; e < t->nerrs; e++)
 	{
 		buf_puts(&b, "dynindex_gateway_errors_total{operation=");
-		label_value(&b, ops[errs[e].op].name);
+		label_value(&b, t->ops[t->errs[e].op].name);
 		buf_puts(&b, ",error=");
-		label_value(&b, errs[e].type);
-		buf_printf(&b, "} %llu\n", (unsigned long long) errs[e].count);
+		label_value(&b, t->errs[e].type);
+		buf_printf(&b, "} %llu\n", (unsigned long long) t->errs[e].count);
 	}
 	header(&b, "dynindex_gateway_request_duration_seconds", "histogram",
 		   "time from the request's headers to its answer, by operation");
-	for (int i = 0; i < nops; i++)
+	for (int i = 0; i < t->nops; i++)
 	{
 		uint64_t	cum = 0;
 
 		for (int k = 0; k < NBUCKETS; k++)
 		{
-			cum += ops[i].buckets[k];
+			cum += t->ops[i].buckets[k];
 			buf_puts(&b, "dynindex_gateway_request_duration_seconds_bucket{operation=");
-			label_value(&b, ops[i].name);
+			label_value(&b, t->ops[i].name);
 			buf_printf(&b, ",le=\"%g\"} %llu\n", bucket_le[k], (unsigned long long) cum);
 		}
 		buf_puts(&b, "dynindex_gateway_request_duration_seconds_bucket{operation=");
-		label_value(&b, ops[i].name);
-		buf_printf(&b, ",le=\"+Inf\"} %llu\n", (unsigned long long) ops[i].requests);
+		label_value(&b, t->ops[i].name);
+		buf_printf(&b, ",le=\"+Inf\"} %llu\n", (unsigned long long) t->ops[i].requests);
 		buf_puts(&b, "dynindex_gateway_request_duration_seconds_sum{operation=");
-		label_value(&b, ops[i].name);
-		buf_printf(&b, "} %.6f\n", ops[i].sum);
+		label_value(&b, t->ops[i].name);
+		buf_printf(&b, "} %.6f\n", t->ops[i].sum);
 		buf_puts(&b, "dynindex_gateway_request_duration_seconds_count{operation=");
-		label_value(&b, ops[i].name);
-		buf_printf(&b, "} %llu\n", (unsigned long long) ops[i].requests);
+		label_value(&b, t->ops[i].name);
+		buf_printf(&b, "} %llu\n", (unsigned long long) t->ops[i].requests);
 	}
 	header(&b, "dynindex_gateway_requests_in_flight", "gauge", "requests received and not yet answered");
-	buf_printf(&b, "dynindex_gateway_requests_in_flight %lld\n", (long long) in_flight);
+	buf_printf(&b, "dynindex_gateway_requests_in_flight %lld\n", (long long) t->in_flight);
 	header(&b, "dynindex_gateway_connections", "gauge", "open client connections");
-	buf_printf(&b, "dynindex_gateway_connections %lld\n", (long long) conns_open);
-	header(&b, "dynindex_gateway_connections_max", "gauge", "--max-connections");
-	buf_printf(&b, "dynindex_gateway_connections_max %d\n", gw_config.max_connections);
+	buf_printf(&b, "dynindex_gateway_connections %lld\n", (long long) t->conns_open);
+	header(&b, "dynindex_gateway_connections_max", "gauge",
+		   shared ? "dynindex_http.max_connections times dynindex_http.workers" : "--max-connections");
+	buf_printf(&b, "dynindex_gateway_connections_max %lld\n", (long long) gw_config.max_connections * nall);
 	header(&b, "dynindex_gateway_connections_accepted_total", "counter", "client connections accepted");
-	buf_printf(&b, "dynindex_gateway_connections_accepted_total %llu\n", (unsigned long long) conns_accepted);
+	buf_printf(&b, "dynindex_gateway_connections_accepted_total %llu\n", (unsigned long long) t->conns_accepted);
 	header(&b, "dynindex_gateway_connections_evicted_total", "counter",
 		   "idle client connections closed to make room for new ones (connection limit)");
-	buf_printf(&b, "dynindex_gateway_connections_evicted_total %llu\n", (unsigned long long) conns_evicted);
+	buf_printf(&b, "dynindex_gateway_connections_evicted_total %llu\n", (unsigned long long) t->conns_evicted);
 
-	pool_stats(&ps);
-	header(&b, "dynindex_gateway_pool_size", "gauge", "--pool-size");
-	buf_printf(&b, "dynindex_gateway_pool_size %d\n", ps.size);
-	header(&b, "dynindex_gateway_pool_connections", "gauge", "PostgreSQL connections, by state");
-	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"ready\"} %d\n", ps.ready);
-	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"connecting\"} %d\n", ps.connecting);
-	buf_printf(&b, "dynindex_gateway_pool_connections{state=\"busy\"} %d\n", ps.busy);
-	header(&b, "dynindex_gateway_pool_requests_in_flight", "gauge", "requests sent to PostgreSQL, not yet answered");
-	buf_printf(&b, "dynindex_gateway_pool_requests_in_flight %d\n", ps.inflight);
-	header(&b, "dynindex_gateway_pool_requests_queued", "gauge", "requests waiting for a PostgreSQL connection");
-	buf_printf(&b, "dynindex_gateway_pool_requests_queued %d\n", ps.queued);
-	header(&b, "dynindex_gateway_postgres_connects_total", "counter", "PostgreSQL connections opened");
-	buf_printf(&b, "dynindex_gateway_postgres_connects_total %llu\n", (unsigned long long) ps.connects);
-	header(&b, "dynindex_gateway_postgres_reconnects_total", "counter",
-		   "PostgreSQL connections opened to replace a lost one");
-	buf_printf(&b, "dynindex_gateway_postgres_reconnects_total %llu\n", (unsigned long long) ps.reconnects);
-	header(&b, "dynindex_gateway_postgres_connect_failures_total", "counter", "failed attempts to connect to PostgreSQL");
-	buf_printf(&b, "dynindex_gateway_postgres_connect_failures_total %llu\n", (unsigned long long) ps.connect_failures);
-	header(&b, "dynindex_gateway_postgres_connections_lost_total", "counter", "open PostgreSQL connections that failed");
-	buf_printf(&b, "dynindex_gateway_postgres_connections_lost_total %llu\n", (unsigned long long) ps.lost);
-	header(&b, "dynindex_gateway_request_timeouts_total", "counter", "requests answered InternalServerError after --request-timeout");
-	buf_printf(&b, "dynindex_gateway_request_timeouts_total %llu\n", (unsigned long long) ps.timeouts);
-	header(&b, "dynindex_gateway_requests_outcome_unknown_total", "counter",
-		   "requests whose connection failed after they were sent (answered InternalServerError, never re-sent)");
-	buf_printf(&b, "dynindex_gateway_requests_outcome_unknown_total %llu\n", (unsigned long long) ps.unknown_outcome);
-	header(&b, "dynindex_gateway_requests_resent_total", "counter",
-		   "read-only lookups re-sent after their connection failed");
-	buf_printf(&b, "dynindex_gateway_requests_resent_total %llu\n", (unsigned long long) ps.retried);
-	standby_metrics(&b);
+	if (shared)
+		write_workers(&b);
+	else
+		write_pool(&b);
 	header(&b, "dynindex_gateway_scrapes_total", "counter", "scrapes of this endpoint");
 	buf_printf(&b, "dynindex_gateway_scrapes_total %llu\n", (unsigned long long) scrapes);
 
@@ -333,6 +478,8 @@ scrape_done(DbJob *j)
 	else if (j->pgres && PQresultErrorField(j->pgres, PG_DIAG_SQLSTATE) &&
 			 strcmp(PQresultErrorField(j->pgres, PG_DIAG_SQLSTATE), "42P01") == 0)
 		s->table_state = 0;		/* the view is not there (yet) */
+	else if (j->pgres == NULL && strcmp(j->result.sqlstate, "42P01") == 0)
+		s->table_state = 0;		/* the same, from dynindex_http (local.c) */
 	else
 		s->table_state = -1;
 	MHD_resume_connection(s->c);
