@@ -161,6 +161,7 @@ _PG_init(void)
 	if (http_metrics_port > 0)
 	{
 		snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex http metrics");
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex http metrics");
 		bgw.bgw_main_arg = Int32GetDatum(0);
 		RegisterBackgroundWorker(&bgw);
 	}
