@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make stop`: stop the gateway and the PostgreSQL server started by `make run`.
+# `make stop`: stop the PostgreSQL server started by `make run` (its dynindex_http
+# workers, the DynamoDB endpoint, stop with it), and a dynindex-gateway that an older
+# `make run` started.
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
