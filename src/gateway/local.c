@@ -6,7 +6,9 @@
  * http.c's jobs run at once, in its request handler (db_run_now), each in
  * its own transaction: the API call as the gateway's statement makes it
  * (role and region for the transaction, then dynindex.api_text), the key
- * lookup through the gateway's statement (gateway.h); then done().  Nothing
+ * lookup through the gateway's statement (gateway.h), the metrics worker's
+ * query of dynindex.table_metrics (JOB_SQL, its rows handed over as the libpq
+ * result the gateway's pool would have read); then done().  Nothing
  * waits to run later.  An error rolls the transaction back and becomes the
  * job's DbResult as the gateway would have read it from libpq.
  * A request without an answer after request_timeout is cancelled by
