@@ -285,7 +285,9 @@ sum_counters(Counters *t)
 			for (k = 0; k < t->nops; k++)
 				if (strcmp(t->ops[k].name, o->name) == 0)
 					break;
-			if (k == t->nops)
+			if (k == MAX_OPS)
+				k = MAX_OPS - 1;	/* the overflow, as op_index */
+			else if (k == t->nops)
 				snprintf(t->ops[t->nops++].name, sizeof(t->ops[k].name), "%s", o->name);
 			map[i] = k;
 			/* the buckets before requests: never more in the buckets than requests */
@@ -306,6 +308,8 @@ sum_counters(Counters *t)
 			for (k = 0; k < t->nerrs; k++)
 				if (t->errs[k].op == op && strcmp(t->errs[k].type, x->type) == 0)
 					break;
+			if (k == MAX_ERRS)
+				continue;
 			if (k == t->nerrs)
 			{
 				t->errs[k].op = op;
