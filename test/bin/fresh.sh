@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command on a fresh Debian, as a newcomer runs it: a new
 # minimal root file system of DIST (debootstrap --variant=minbase, plus make and
-# sudo), the tree copied in, and `make run` run as root or as a sudo user (who may
+# sudo) with the distribution's PostgreSQL installed, the tree copied in, and `make
+# run` run as root or as a sudo user (who may
 # run sudo without a password, as CI's users do).  Then the endpoint on
 # 127.0.0.1:8000 must answer ListTables, and `make stop` must stop it.
 #
@@ -22,7 +23,7 @@ CACHE="${DYNINDEX_CHROOT_CACHE:-/var/cache/dynindex/chroots}"
 MIRROR="${DYNINDEX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 [ "$(id -u)" -eq 0 ] || { echo "fresh.sh needs root"; exit 1; }
 case "$AS" in root|sudo) ;; *) echo "second argument: root or sudo"; exit 1 ;; esac
-R="$(mktemp -d /var/tmp/dynindex-fresh.XXXXXX)"
+R="$(mktemp -d /var/tmp/dynindex-fresh.XXXXXX)"; chmod 755 "$R"   # its / for the chroot
 mounted=()
 cleanup() {
     local i
@@ -53,6 +54,15 @@ mount -t proc proc "$R/proc" && mounted+=("$R/proc")
 mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
 mount --rbind /sys "$R/sys" && mount --make-rslave "$R/sys" && mounted+=("$R/sys")
 cp -L /etc/resolv.conf "$R/etc/resolv.conf"
+
+# The distribution's PostgreSQL, as on the machine of a user who has it (no cluster
+# of its own started here: the network namespace is this machine's).
+mkdir -p "$R/etc/postgresql-common"
+echo 'create_main_cluster = false' > "$R/etc/postgresql-common/createcluster.conf"
+log "apt-get install postgresql (the distribution's major)"
+chroot "$R" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    bash -c 'apt-get update -q && apt-get install -y -q postgresql' > "$R/apt.log" 2>&1 \
+    || { tail -n 20 "$R/apt.log"; exit 1; }
 
 if [ "$AS" = sudo ]; then
     chroot "$R" useradd --create-home --shell /bin/bash dev
