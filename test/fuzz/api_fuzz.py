@@ -12,7 +12,8 @@ the outcome is classified as
     OK      the request succeeded
     YD      a DynamoDB error (SQLSTATE class YD, message "<Type>: <text>"): fine
     BUG     any other SQLSTATE, YD500, a YD error whose message is malformed or
-            mentions an internal error, or a statement timeout
+            mentions an internal error or holds a C NULL string ("(null)"), or a
+            statement timeout
     CRASH   the connection was lost (the backend died); the request is replayed
             on a fresh connection to confirm it
 
@@ -1354,6 +1355,9 @@ class Runner:
                 typ = ERROR_TYPES.get(code)
                 if typ is None or not msg.startswith(typ + ": "):
                     return "BUG", code, "malformed YD error: " + msg[:300]
+                if "(null)" in msg:
+                    # a C NULL string formatted into the message (issue 23: "...v20120810.(null)>")
+                    return "BUG", code, "NULL string in message: " + msg[:300]
                 if code != "YD012" and SUSPECT.search(PQ_EXPECTED.sub("", msg)) and not self.args.lenient:
                     return "BUG", code, "suspicious message: " + msg[:300]
                 return "YD", code, msg
