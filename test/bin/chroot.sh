@@ -56,11 +56,22 @@ mount_all() {
 inside() {
     chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CI="${CI:-}" \
+        NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
         DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" "$@"
 }
 # The archive a machine reaches may be a dated copy whose Release file of sid has
 # expired: apt still checks its signatures, not its date.
 valid_until() { echo 'Acquire::Check-Valid-Until "false";' > "$R/etc/apt/apt.conf.d/99dynindex-valid-until"; }
+# The certificate authorities this machine added to its own (a proxy's, say), so
+# that npm inside reaches the registry as it does outside.
+local_cas() {
+    local f n=0
+    for f in /usr/local/share/ca-certificates/*.crt; do
+        [ -f "$f" ] || continue
+        mkdir -p "$R/usr/local/share/ca-certificates"; cp "$f" "$R/usr/local/share/ca-certificates/"; n=$((n + 1))
+    done
+    [ "$n" -eq 0 ] || inside update-ca-certificates >/dev/null 2>&1 || true
+}
 major_inside() {
     local m
     for m in "$R"/usr/lib/postgresql/*/bin/postgres; do
@@ -91,6 +102,7 @@ else
     mount_all
     valid_until
 fi
+local_cas
 MAJOR="$(major_inside)" || die "no PostgreSQL server in $R"
 log "PostgreSQL $MAJOR in $R"
 

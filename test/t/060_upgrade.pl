@@ -58,7 +58,7 @@ my $sharedir = `pg_config --sharedir`;
 chomp $sharedir;
 for my $script (sort keys %RELEASED)
 {
-	for my $dir ("$ENV{TESTDIR}/sql", "$sharedir/extension")
+	for my $dir ("sql", "$sharedir/extension")    # prove runs in the tree (cd $(srcdir))
 	{
 		is(sha256_hex(slurp_file("$dir/$script")), $RELEASED{$script},
 			"$dir/$script is byte for byte the released script");

@@ -3,6 +3,7 @@
 package DynGateway;
 
 use strict;
+use Cwd ();
 use warnings;
 use Exporter 'import';
 use IPC::Run;
@@ -17,7 +18,8 @@ our @EXPORT = qw(start_gateway);
 sub start_gateway
 {
 	my ($out, $err, @args) = @_;
-	my $bin = "$ENV{TESTDIR}/src/gateway/dynindex-gateway";
+	# prove runs in the tree (PGXS: cd $(srcdir)); TESTDIR is gone in PostgreSQL 17
+	my $bin = Cwd::getcwd() . "/src/gateway/dynindex-gateway";
 	$bin = 'dynindex-gateway' unless -x $bin;    # the installed one, in bindir
 	my $metrics = grep { $_ eq '--metrics-port' } @args;
 	my $h = IPC::Run::start([ $bin, '--port', '0', @args ], '>', $out, '2>', $err);
