@@ -14,9 +14,9 @@
 #include "api/tables.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "common/wakeup.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
-#include "worker/worker.h"
 
 /* Find an index of a table by name. */
 static DynIndex *

@@ -18,7 +18,7 @@
 #include "api/request.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
-#include "worker/worker.h"
+#include "common/wakeup.h"
 #include "write/write.h"
 
 /* ---------------------------------------------------------------- schemas */

@@ -27,10 +27,10 @@
 #include "utils/snapmgr.h"
 
 #include "catalog/dyn_catalog.h"
+#include "common/wakeup.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"
 #include "storage/storage.h"
-#include "worker/worker.h"
 
 enum
 {
@@ -252,6 +252,9 @@ kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 	}
 	return *plan;
 }
+
+/* items a backfill indexes per transaction (the GUC dynindex.backfill_chunk_size) */
+int			dynindex_backfill_chunk_size = 1000;
 
 static SPIPlanPtr table_plan = NULL;
 static SPIPlanPtr count_plan = NULL;

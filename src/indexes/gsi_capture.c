@@ -22,11 +22,11 @@
 #include "utils/wait_event.h"
 
 #include "common/errors.h"
+#include "common/wakeup.h"
 
 #include "indexes/indexes.h"
 #include "security/security.h"
 #include "storage/storage.h"
-#include "worker/worker.h"
 
 static SPIPlanPtr capture_plan = NULL;
 static bool wake_at_commit = false;

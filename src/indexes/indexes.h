@@ -83,4 +83,15 @@ extern void DynGsiWaitApplied(void);
  */
 extern void DynGsiCaptureIfCreated(DynTable *t, const DynKey *key);
 
+/* ---- gsi_apply.c (run by the worker, src/worker/) ---- */
+/* dynindex.backfill_chunk_size (defined with the worker's settings) */
+extern int	dynindex_backfill_chunk_size;
+/* Apply one batch of queued changes; returns how many were applied, -1 if their writers
+ * have not finished committing on every Citus worker (retry later). */
+extern int	DynGsiApplyBatch(int limit);
+/* Move the oldest queued change to the end of the queue (after it failed alone). */
+extern int64 DynGsiRequeueOldest(int64 *old_id);
+/* Do one step of any pending GSI backfill; returns true if work remains. */
+extern bool DynGsiBackfillStep(void);
+
 #endif

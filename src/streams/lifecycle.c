@@ -27,8 +27,8 @@
 #include "utils/timestamp.h"
 
 #include "common/errors.h"
+#include "common/wakeup.h"
 #include "streams/streams.h"
-#include "worker/worker.h"
 
 /* Run a statement with arguments; raise on failure. */
 static void

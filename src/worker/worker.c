@@ -7,7 +7,10 @@
  * queue left by a crash is drained without waiting for a new write; a
  * worker whose database has no dynindex exits and its slot is released.
  * Writers register their database (DynWorkerWake) when they queue a GSI
- * change and set the worker's latch at commit.
+ * change and set the worker's latch at commit.  The slots and the wake-up
+ * live below the layers in common/wakeup.c: the worker is a driver that
+ * calls down into the GSI apply, the TTL sweep and the stream maintenance,
+ * and nothing calls up into it (docs/layers.md).
  */
 #include "postgres.h"
 
@@ -37,87 +40,17 @@
 #include "utils/syscache.h"
 #include "utils/timestamp.h"
 
+#include "common/wakeup.h"
+#include "indexes/indexes.h"
+#include "streams/streams.h"
 #include "worker/worker.h"
 #include "write/write.h"
-#include "streams/streams.h"
-
-#define MAX_DB_SLOTS 64
 
 int			dynindex_worker_naptime_ms = 1000;
 int			dynindex_gsi_batch_size = 500;
-int			dynindex_backfill_chunk_size = 1000;
 int			dynindex_ttl_interval_s = 60;
 
-typedef struct WorkerSlot
-{
-	Oid			dboid;			/* InvalidOid: free */
-	bool		started;		/* the launcher registered a worker */
-	bool		absent;			/* the database has no dynindex */
-	bool		blocked;		/* a DROP/CREATE ... TEMPLATE/RENAME of the database runs */
-	pid_t		pid;			/* the running worker, or 0 */
-	Latch	   *latch;			/* the running worker's latch */
-} WorkerSlot;
-
-typedef struct DynShared
-{
-	LWLock	   *lock;
-	Latch	   *launcher_latch;
-	WorkerSlot	slots[MAX_DB_SLOTS];
-} DynShared;
-
-static DynShared *shared = NULL;
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static ProcessUtility_hook_type prev_process_utility = NULL;
-
-/* Ask for our shared memory. */
-static void
-dyn_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(DynShared)));
-	RequestNamedLWLockTranche("dynindex", 1);
-}
-
-/* Create or attach our shared memory. */
-static void
-dyn_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	shared = ShmemInitStruct("dynindex", sizeof(DynShared), &found);
-	if (!found)
-	{
-		memset(shared, 0, sizeof(DynShared));
-		shared->lock = &(GetNamedLWLockTranche("dynindex"))->lock;
-	}
-	LWLockRelease(AddinShmemInitLock);
-}
-
-/* Find or claim the slot of a database; caller holds the lock exclusively. */
-static WorkerSlot *
-slot_for(Oid dboid, bool create)
-{
-	int			i;
-	WorkerSlot *free_slot = NULL;
-
-	for (i = 0; i < MAX_DB_SLOTS; i++)
-	{
-		if (shared->slots[i].dboid == dboid)
-			return &shared->slots[i];
-		if (free_slot == NULL && shared->slots[i].dboid == InvalidOid)
-			free_slot = &shared->slots[i];
-	}
-	if (!create || free_slot == NULL)
-		return NULL;
-	memset(free_slot, 0, sizeof(WorkerSlot));
-	free_slot->dboid = dboid;
-	return free_slot;
-}
 
 /*
  * The database a utility statement needs free of other connections (DROP
@@ -158,15 +91,15 @@ block_worker(Oid dboid, bool block)
 	pid_t		pid = 0;
 	Latch	   *launcher;
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	slot = slot_for(dboid, false);
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	slot = DynWorkerSlotFor(dboid, false);
 	if (slot)
 	{
 		slot->blocked = block;
 		pid = slot->pid;
 	}
-	launcher = shared->launcher_latch;
-	LWLockRelease(shared->lock);
+	launcher = DynWorkerShmem->launcher_latch;
+	LWLockRelease(DynWorkerShmem->lock);
 	if (block && pid != 0)
 		kill(pid, SIGTERM);		/* the core command waits up to 5 s for it to go */
 	if (!block && launcher)
@@ -179,7 +112,7 @@ dyn_process_utility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTr
 					ProcessUtilityContext context, ParamListInfo params,
 					QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
-	Oid			dboid = shared ? exclusive_database(pstmt->utilityStmt) : InvalidOid;
+	Oid			dboid = DynWorkerShmem ? exclusive_database(pstmt->utilityStmt) : InvalidOid;
 
 	if (OidIsValid(dboid))
 		block_worker(dboid, true);
@@ -224,10 +157,7 @@ DynWorkerInit(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = dyn_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = dyn_shmem_startup;
+	DynWorkerShmemInit();
 	prev_process_utility = ProcessUtility_hook;
 	ProcessUtility_hook = dyn_process_utility;
 
@@ -240,33 +170,6 @@ DynWorkerInit(void)
 	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex launcher");
 	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex launcher");
 	RegisterBackgroundWorker(&bgw);
-}
-
-/* Wake the GSI worker of a database, asking the launcher for one if needed. */
-void
-DynWorkerWake(Oid dboid)
-{
-	WorkerSlot *slot;
-	Latch	   *latch = NULL;
-	Latch	   *launcher = NULL;
-
-	if (shared == NULL)
-		return;					/* not preloaded: workers are not available */
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	slot = slot_for(dboid, true);
-	if (slot)
-	{
-		slot->absent = false;
-		if (slot->pid != 0)
-			latch = slot->latch;
-		else
-			launcher = shared->launcher_latch;
-	}
-	LWLockRelease(shared->lock);
-	if (latch)
-		SetLatch(latch);
-	if (launcher)
-		SetLatch(launcher);
 }
 
 /* Start a worker for a slot. */
@@ -302,15 +205,15 @@ register_databases(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	rel = table_open(DatabaseRelationId, AccessShareLock);
 	scan = table_beginscan_catalog(rel, 0, NULL);
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
 	{
 		Form_pg_database db = (Form_pg_database) GETSTRUCT(tup);
 
 		if (db->datallowconn && !db->datistemplate)
-			slot_for(db->oid, true);
+			DynWorkerSlotFor(db->oid, true);
 	}
-	LWLockRelease(shared->lock);
+	LWLockRelease(DynWorkerShmem->lock);
 	table_endscan(scan);
 	table_close(rel, AccessShareLock);
 	PopActiveSnapshot();
@@ -349,10 +252,10 @@ dynindex_launcher_main(Datum arg)
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	shared->launcher_latch = MyLatch;
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	DynWorkerShmem->launcher_latch = MyLatch;
 	/* workers of a previous launcher are gone or will re-attach */
-	LWLockRelease(shared->lock);
+	LWLockRelease(DynWorkerShmem->lock);
 	register_databases();
 
 	for (;;)
@@ -369,19 +272,19 @@ dynindex_launcher_main(Datum arg)
 			ProcessConfigFile(PGC_SIGHUP);
 		}
 		/* databases that need a worker: check them outside the lock */
-		LWLockAcquire(shared->lock, LW_SHARED);
+		LWLockAcquire(DynWorkerShmem->lock, LW_SHARED);
 		for (i = 0; i < MAX_DB_SLOTS; i++)
-			if (shared->slots[i].dboid != InvalidOid && !shared->slots[i].absent &&
-				!shared->slots[i].blocked && shared->slots[i].pid == 0 && !shared->slots[i].started)
-				check[ncheck++] = shared->slots[i].dboid;
-		LWLockRelease(shared->lock);
+			if (DynWorkerShmem->slots[i].dboid != InvalidOid && !DynWorkerShmem->slots[i].absent &&
+				!DynWorkerShmem->slots[i].blocked && DynWorkerShmem->slots[i].pid == 0 && !DynWorkerShmem->slots[i].started)
+				check[ncheck++] = DynWorkerShmem->slots[i].dboid;
+		LWLockRelease(DynWorkerShmem->lock);
 		for (i = 0; i < ncheck; i++)
 			usable[i] = database_usable(check[i]);
 
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
 		for (i = 0; i < MAX_DB_SLOTS; i++)
 		{
-			WorkerSlot *slot = &shared->slots[i];
+			WorkerSlot *slot = &DynWorkerShmem->slots[i];
 			int			j;
 
 			if (slot->dboid == InvalidOid)
@@ -402,7 +305,7 @@ dynindex_launcher_main(Datum arg)
 			else
 				start_worker(slot);
 		}
-		LWLockRelease(shared->lock);
+		LWLockRelease(DynWorkerShmem->lock);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 1000L, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
@@ -417,16 +320,16 @@ worker_detach(int code, Datum arg)
 	WorkerSlot *slot;
 	Latch	   *launcher;
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	slot = slot_for(dboid, false);
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	slot = DynWorkerSlotFor(dboid, false);
 	if (slot && slot->pid == MyProcPid)
 	{
 		slot->pid = 0;
 		slot->latch = NULL;
 		slot->started = false;
 	}
-	launcher = shared->launcher_latch;
-	LWLockRelease(shared->lock);
+	launcher = DynWorkerShmem->launcher_latch;
+	LWLockRelease(DynWorkerShmem->lock);
 	if (launcher)
 		SetLatch(launcher);
 }
@@ -473,23 +376,23 @@ dynindex_worker_main(Datum arg)
 	 */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
-	LWLockAcquire(shared->lock, LW_EXCLUSIVE);
-	slot = slot_for(dboid, false);
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	slot = DynWorkerSlotFor(dboid, false);
 	if (slot == NULL || (slot->pid != 0 && slot->pid != MyProcPid))
 	{
-		LWLockRelease(shared->lock);
+		LWLockRelease(DynWorkerShmem->lock);
 		proc_exit(0);
 	}
 	slot->pid = MyProcPid;
 	slot->latch = MyLatch;
-	LWLockRelease(shared->lock);
+	LWLockRelease(DynWorkerShmem->lock);
 	before_shmem_exit(worker_detach, ObjectIdGetDatum(dboid));
 
 	if (!extension_present())
 	{
-		LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+		LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
 		slot->absent = true;
-		LWLockRelease(shared->lock);
+		LWLockRelease(DynWorkerShmem->lock);
 		proc_exit(0);
 	}
 
@@ -511,9 +414,9 @@ dynindex_worker_main(Datum arg)
 		MemoryContextSwitchTo(loop_cxt);
 		if (!extension_present())
 		{
-			LWLockAcquire(shared->lock, LW_EXCLUSIVE);
+			LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
 			slot->absent = true;
-			LWLockRelease(shared->lock);
+			LWLockRelease(DynWorkerShmem->lock);
 			proc_exit(0);
 		}
 		pgstat_report_activity(STATE_RUNNING, "applying GSI changes");

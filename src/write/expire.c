@@ -23,10 +23,10 @@
 
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "common/wakeup.h"
 #include "metrics/metrics.h"
 #include "security/security.h"
 #include "storage/storage.h"
-#include "worker/worker.h"
 #include "write/write.h"
 
 /* DynamoDB ignores expiry times more than five years in the past. */

@@ -1,0 +1,67 @@
+/*
+ * wakeup.h — what the layers need of the background workers: the shared
+ * memory where writers and their database's worker meet (one slot per
+ * database), the wake-up at commit (DynWorkerWake) and the orphan check of
+ * long steps (DynWorkerExitIfOrphaned).
+ *
+ * The workers (src/worker/) are a driver above the layers they run, as api/
+ * is; the write path, the indexes and the streams call no worker code, only
+ * this leaf below them all (docs/layers.md).
+ */
+#ifndef DYNINDEX_WAKEUP_H
+#define DYNINDEX_WAKEUP_H
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lwlock.h"
+#include "storage/pmsignal.h"
+
+#include "common/pg_compat.h"
+
+#define MAX_DB_SLOTS 64
+
+/* The worker of one database. */
+typedef struct WorkerSlot
+{
+	Oid			dboid;			/* InvalidOid: free */
+	bool		started;		/* the launcher registered a worker */
+	bool		absent;			/* the database has no dynindex */
+	bool		blocked;		/* a DROP/CREATE ... TEMPLATE/RENAME of the database runs */
+	pid_t		pid;			/* the running worker, or 0 */
+	Latch	   *latch;			/* the running worker's latch */
+} WorkerSlot;
+
+/* The shared memory of the workers: the launcher's latch and the slots. */
+typedef struct DynWorkerShmemData
+{
+	LWLock	   *lock;
+	Latch	   *launcher_latch;
+	WorkerSlot	slots[MAX_DB_SLOTS];
+} DynWorkerShmemData;
+
+/* NULL unless dynindex is in shared_preload_libraries */
+extern DynWorkerShmemData *DynWorkerShmem;
+
+/* Ask for the shared memory (from _PG_init, while preloading). */
+extern void DynWorkerShmemInit(void);
+/* Find or claim the slot of a database; caller holds DynWorkerShmem->lock exclusively. */
+extern WorkerSlot *DynWorkerSlotFor(Oid dboid, bool create);
+/* Wake the GSI worker of a database (the launcher starts one if needed). */
+extern void DynWorkerWake(Oid dboid);
+
+/*
+ * Exit at once when the postmaster has died.  Every loop of a background
+ * worker calls this (WaitLatch with WL_EXIT_ON_PM_DEATH covers only the
+ * waits): an orphaned worker keeps its shared memory attached, and a
+ * restarted postmaster refuses to start while it runs.  Cheap (a flag set
+ * by a signal on Linux); a no-op outside background workers.
+ */
+static inline void
+DynWorkerExitIfOrphaned(void)
+{
+	if (AmBackgroundWorkerProcess() && !PostmasterIsAlive())
+		proc_exit(1);
+}
+
+#endif
