@@ -8,6 +8,7 @@
 #include "utils/guc.h"
 
 #include "catalog/dyn_catalog.h"
+#include "common/arn.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
@@ -15,9 +16,6 @@
 #include "streams/streams.h"
 
 PG_MODULE_MAGIC;
-
-char	   *dynindex_region = NULL;
-char	   *dynindex_account_id = NULL;
 
 void		_PG_init(void);
 

@@ -178,7 +178,7 @@ run_operation(const char *opname, Jsonb *req)
 		 * extension owner's rights once the lookup has checked the caller's.
 		 */
 		if (DynSecurityAccessOf(opname) == DYN_ACCESS_CREATE &&
-			!DynSecurityHasRight(DynSecurityCaller(), NULL, DYN_ACCESS_CREATE))
+			!DynSecurityHasRight(DynSecurityCaller(), NULL, InvalidOid, DYN_ACCESS_CREATE))
 			DynSecurityDeny(!JB_ROOT_IS_OBJECT(req) ? NULL :
 							RqGetString(&req->root, "TableName") ? RqGetString(&req->root, "TableName") :
 							RqGetString(&req->root, "TargetTableName"));	/* RestoreTableFromBackup */

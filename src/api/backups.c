@@ -380,7 +380,7 @@ DynDescribeBackup(Jsonb *req)
 
 	RqValidate(req, backup_arn_fields);
 	arn = RqGetString(&req->root, "BackupArn");
-	DynSecurityCheckBackup(arn);	/* the admin right on the backup's table */
+	DynCatalogCheckBackup(arn);	/* the admin right on the backup's table */
 	desc = backup_description(arn, NULL);
 	if (desc == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
@@ -399,7 +399,7 @@ DynDeleteBackup(Jsonb *req)
 
 	RqValidate(req, backup_arn_fields);
 	arn = RqGetString(&req->root, "BackupArn");
-	DynSecurityCheckBackup(arn);	/* the admin right on the backup's table */
+	DynCatalogCheckBackup(arn);	/* the admin right on the backup's table */
 	if (backup_copy(arn) == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
 	/* a restore from this backup, or another DeleteBackup of it, is running */
@@ -444,7 +444,7 @@ DynListBackups(Jsonb *req)
 	type = RqGetString(r, "BackupType");
 	limit = RqGetInt(r, "Limit", 100);
 	if (table)
-		DynSecurityCheckTableRight(table, DYN_ACCESS_ADMIN);
+		DynCatalogCheckTableRight(table, DYN_ACCESS_ADMIN);
 	if (table)
 		args[0] = CStringGetTextDatum(table);
 	else
@@ -549,7 +549,7 @@ DynRestoreTableFromBackup(Jsonb *req)
 
 	RqValidate(req, restore_schema());
 	arn = RqGetString(r, "BackupArn");
-	DynSecurityCheckBackup(arn);	/* and CreateTable's right (dynindex.api checked it) */
+	DynCatalogCheckBackup(arn);	/* and CreateTable's right (dynindex.api checked it) */
 	target = RqGetString(r, "TargetTableName");
 	if (backup_copy(arn) == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);

@@ -412,7 +412,7 @@ DynListStreams(Jsonb *req)
 		DynValidationError("Invalid StreamArn");
 
 	if (table)
-		DynSecurityCheckTableRight(table, DYN_ACCESS_STREAM);
+		DynCatalogCheckTableRight(table, DYN_ACCESS_STREAM);
 	if (table)
 	{
 		args[0] = CStringGetTextDatum(table);
@@ -498,7 +498,7 @@ DynDescribeStream(Jsonb *req)
 	arn = RqGetString(root, "StreamArn");
 	start = RqGetString(root, "ExclusiveStartShardId");
 	limit = RqGetInt(root, "Limit", 100);
-	DynSecurityCheckStream(arn);	/* the stream right on its table, before "not found" */
+	DynCatalogCheckStream(arn);	/* the stream right on its table, before "not found" */
 	s = stream_by_arn(arn);
 
 	args[0] = Int64GetDatum(s->stream_id);
@@ -613,7 +613,7 @@ DynGetShardIterator(Jsonb *req)
 		DynValidationError("Invalid SequenceNumber: %s", seqstr);
 	DynStreamCheckIsolation();
 
-	DynSecurityCheckStream(arn);	/* the stream right on its table, before "not found" */
+	DynCatalogCheckStream(arn);	/* the stream right on its table, before "not found" */
 	s = stream_by_arn(arn);
 	h = shard_or_not_found(s->stream_id, shard_id);
 	trimmed = DynStreamTrimmedSeq(s->stream_id, h->bucket);
@@ -742,7 +742,7 @@ DynGetRecords(Jsonb *req)
 				 java_date(it.issued), java_date(now), (long long) dynindex_stream_iterator_lifetime_s * 1000);
 	DynStreamCheckIsolation();
 
-	DynSecurityCheckStream(arn);	/* the iterator's stream: the stream right on its table */
+	DynCatalogCheckStream(arn);	/* the iterator's stream: the stream right on its table */
 	s = stream_by_id(it.stream_id);
 	if (s == NULL)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Stream: %s not found", arn);

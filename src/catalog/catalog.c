@@ -7,6 +7,10 @@
  * dynindex.tables; the callback only marks the cache stale, and the next
  * request (DynCatalogRevalidate) frees it, so an entry never disappears in
  * the middle of a request.
+ *
+ * Every lookup checks the caller's right on the table (src/security/,
+ * DynSecurityCheckTable): the catalog depends on security, never the other
+ * way round (security.h says why).
  */
 #include "postgres.h"
 
@@ -134,20 +138,6 @@ DynCatalogChanged(void)
 	if (!OidIsValid(catalog_relid))
 		catalog_relid = get_relname_relid("tables", get_namespace_oid("dynindex", false));
 	CacheInvalidateRelcacheByRelid(catalog_relid);
-}
-
-/* ARN of a table. */
-char *
-DynTableArn(const char *table_name)
-{
-	return psprintf("%stable/%s", DynArnPrefix(), table_name);
-}
-
-/* "arn:aws:dynamodb:<region>:<account>:" from dynindex.region and dynindex.account_id. */
-char *
-DynArnPrefix(void)
-{
-	return psprintf("arn:aws:dynamodb:%s:%s:", dynindex_region, dynindex_account_id);
 }
 
 /* Copy a jsonb datum into the current context. */
@@ -683,7 +673,7 @@ DynCatalogAuthorize(const char *name)
 		if (!OidIsValid(t->storage_relid))
 			t = NULL;
 	}
-	DynSecurityCheckTable(name, t);
+	DynSecurityCheckTable(name, t ? t->storage_relid : InvalidOid);
 }
 
 /* A table without the authorization check (src/security/ only). */
@@ -700,7 +690,7 @@ DynCatalogGetTable(const char *name)
 
 	name = DynCatalogTableName(name);
 	t = get_table(name);
-	DynSecurityCheckTable(name, t);
+	DynSecurityCheckTable(name, t ? t->storage_relid : InvalidOid);
 	return t;
 }
 
@@ -715,6 +705,50 @@ DynCatalogGetTableOrNotFound(const char *name)
 	if (t == NULL)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", name);
 	return t;
+}
+
+/* The given right on a table by name, whatever the operation. */
+void
+DynCatalogCheckTableRight(const char *name, DynAccess right)
+{
+	Oid			caller = DynSecurityCaller();
+	DynTable   *t;
+
+	if (DynSecurityIsAccountAdmin(caller))
+		return;
+	t = name ? DynCatalogGetTableUnchecked(name) : NULL;
+	if (t == NULL || !DynSecurityHasRight(caller, t->name, t->storage_relid, right))
+		DynSecurityDeny(name);
+}
+
+/* A stream operation: the stream right on the stream's table. */
+void
+DynCatalogCheckStream(const char *stream_arn)
+{
+	const char *t = stream_arn ? strstr(stream_arn, ":table/") : NULL;
+	const char *end = t ? strstr(t + 7, "/stream/") : NULL;
+	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
+
+	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
+		return;
+	if (name == NULL)
+		DynSecurityDeny(NULL);
+	DynCatalogCheckTableRight(name, DYN_ACCESS_STREAM);
+}
+
+/* A backup operation: the admin right on the backup's table. */
+void
+DynCatalogCheckBackup(const char *backup_arn)
+{
+	const char *t = backup_arn ? strstr(backup_arn, ":table/") : NULL;
+	const char *end = t ? strstr(t + 7, "/backup/") : NULL;
+	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
+
+	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
+		return;
+	if (name == NULL)
+		DynSecurityDeny(NULL);
+	DynCatalogCheckTableRight(name, DYN_ACCESS_ADMIN);
 }
 
 /*

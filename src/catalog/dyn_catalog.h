@@ -13,6 +13,8 @@
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
+#include "common/arn.h"		/* DynTableArn: tables are named by ARN */
+#include "security/security.h"	/* the lookups check the caller's rights */
 #include "types/types.h"
 
 #define DYN_MAX_KEY_ATTRS 4
@@ -132,14 +134,25 @@ extern char *DynCatalogTableName(const char *name);
 /* The name (or ARN) by which the current request named a table; reset per request. */
 extern const char *DynCatalogRequestName(const char *table_name);
 extern void DynCatalogRequestReset(void);
+/*
+ * The given right on a table by name, whatever the operation (a restore's
+ * source table, ListBackups' TableName): AccessDeniedException unless held
+ * (a missing table: unless the caller has account-wide rights).
+ */
+extern void DynCatalogCheckTableRight(const char *name, DynAccess right);
+/*
+ * A stream operation (DescribeStream, GetShardIterator, GetRecords): the
+ * stream right on the table named in the stream's ARN
+ * (arn:...:table/<name>/stream/<label>), checked before the stream is looked up.
+ */
+extern void DynCatalogCheckStream(const char *stream_arn);
+/*
+ * A backup operation (DescribeBackup, DeleteBackup, RestoreTableFromBackup):
+ * the admin right on the table named in the backup's ARN
+ * (arn:...:table/<name>/backup/<id>), checked before the backup is looked up.
+ */
+extern void DynCatalogCheckBackup(const char *backup_arn);
 /* AccessDeniedException naming the operation being served and the resource. */
 pg_noreturn extern void DynCatalogAccessDenied(const char *resource);
-/* ARN of a table: DynArnPrefix() + "table/<name>". */
-extern char *DynTableArn(const char *table_name);
-/* "arn:aws:dynamodb:<region>:<account>:" (GUCs dynindex.region, dynindex.account_id). */
-extern char *DynArnPrefix(void);
-/* GUCs: the region and account id that ARNs carry (the gateway sets the region per request). */
-extern char *dynindex_region;
-extern char *dynindex_account_id;
 
 #endif

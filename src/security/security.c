@@ -30,8 +30,9 @@
 #include "utils/guc.h"
 #include "utils/syscache.h"
 
-#include "common/pg_compat.h"
+#include "common/arn.h"
 #include "common/errors.h"
+#include "common/pg_compat.h"
 #include "security/security.h"
 
 static const char *current_operation = NULL;
@@ -175,11 +176,11 @@ leading_keys_restricted(Oid role, const char *table)
 
 /* Is a table's storage a Citus distributed table (Citus installed)? */
 static bool
-storage_distributed(DynTable *t)
+storage_distributed(Oid storage_relid)
 {
 	DynSecurityState s;
 	Oid			types[1] = {OIDOID};
-	Datum		args[1] = {ObjectIdGetDatum(t->storage_relid)};
+	Datum		args[1] = {ObjectIdGetDatum(storage_relid)};
 	bool		found;
 
 	DynSecurityBeginInternal(&s);
@@ -333,9 +334,9 @@ has_table_right(Oid role, const char *table, bool stream)
 	return found;
 }
 
-/* Does role hold right on table t? */
+/* Does role hold right on a table (its name and storage relation)? */
 bool
-DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
+DynSecurityHasRight(Oid role, const char *table, Oid storage_relid, DynAccess right)
 {
 	AclMode		rw = ACL_SELECT | ACL_INSERT | ACL_UPDATE | ACL_DELETE;
 
@@ -348,12 +349,12 @@ DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
 		case DYN_ACCESS_CREATE:
 			return has_role(role, "dynindex_creator");
 		case DYN_ACCESS_READ:
-			return pg_class_aclcheck(t->storage_relid, role, ACL_SELECT) == ACLCHECK_OK;
+			return pg_class_aclcheck(storage_relid, role, ACL_SELECT) == ACLCHECK_OK;
 		case DYN_ACCESS_WRITE:
-			return pg_class_aclmask(t->storage_relid, role, rw, ACLMASK_ALL) == rw;
+			return pg_class_aclmask(storage_relid, role, rw, ACLMASK_ALL) == rw;
 		case DYN_ACCESS_DESCRIBE:
-			return pg_class_aclmask(t->storage_relid, role, rw, ACLMASK_ANY) != 0 ||
-				has_table_right(role, t->name, true);
+			return pg_class_aclmask(storage_relid, role, rw, ACLMASK_ANY) != 0 ||
+				has_table_right(role, table, true);
 		case DYN_ACCESS_STREAM:
 
 			/*
@@ -365,10 +366,10 @@ DynSecurityHasRight(Oid role, DynTable *t, DynAccess right)
 			 * cannot be given one.  So a role restricted by LeadingKeys on
 			 * the table is denied its stream, whatever else it holds.
 			 */
-			return has_table_right(role, t->name, true) &&
-				!leading_keys_restricted(role, t->name);
+			return has_table_right(role, table, true) &&
+				!leading_keys_restricted(role, table);
 		case DYN_ACCESS_ADMIN:
-			return has_table_right(role, t->name, false);
+			return has_table_right(role, table, false);
 	}
 	return false;
 }
@@ -396,7 +397,7 @@ DynSecurityDeny(const char *table_name)
 
 /* The authorization check of a table lookup. */
 void
-DynSecurityCheckTable(const char *name, DynTable *t)
+DynSecurityCheckTable(const char *name, Oid storage_relid)
 {
 	DynAccess	right = DynSecurityAccessOf(current_operation);
 	Oid			caller = DynSecurityCaller();
@@ -406,66 +407,22 @@ DynSecurityCheckTable(const char *name, DynTable *t)
 	if (right == DYN_ACCESS_CREATE)
 	{
 		/* CreateTable looks its name up to refuse an existing table */
-		if (!DynSecurityHasRight(caller, NULL, DYN_ACCESS_CREATE))
+		if (!DynSecurityHasRight(caller, NULL, InvalidOid, DYN_ACCESS_CREATE))
 			DynSecurityDeny(name);
 		return;
 	}
-	if (t == NULL)
+	if (!OidIsValid(storage_relid))
 	{
 		if (!DynSecurityIsAccountAdmin(caller))
 			DynSecurityDeny(name);
 		return;
 	}
-	if (!DynSecurityHasRight(caller, t, right))
+	if (!DynSecurityHasRight(caller, name, storage_relid, right))
 		DynSecurityDeny(name);
 	/* an item operation running as a LeadingKeys-restricted caller: not on distributed storage */
 	if (GetUserId() == caller && !superuser_arg(caller) && DynSecurityRunsAsCaller(current_operation) &&
-		citus_present() && storage_distributed(t))
+		citus_present() && storage_distributed(storage_relid))
 		DynSecurityDeny(name);
-}
-
-/* The given right on a table by name. */
-void
-DynSecurityCheckTableRight(const char *name, DynAccess right)
-{
-	Oid			caller = DynSecurityCaller();
-	DynTable   *t;
-
-	if (DynSecurityIsAccountAdmin(caller))
-		return;
-	t = name ? DynCatalogGetTableUnchecked(name) : NULL;
-	if (t == NULL || !DynSecurityHasRight(caller, t, right))
-		DynSecurityDeny(name);
-}
-
-/* A stream operation: the stream right on the stream's table. */
-void
-DynSecurityCheckStream(const char *stream_arn)
-{
-	const char *t = stream_arn ? strstr(stream_arn, ":table/") : NULL;
-	const char *end = t ? strstr(t + 7, "/stream/") : NULL;
-	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
-
-	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
-		return;
-	if (name == NULL)
-		DynSecurityDeny(NULL);
-	DynSecurityCheckTableRight(name, DYN_ACCESS_STREAM);
-}
-
-/* A backup operation: the admin right on the backup's table. */
-void
-DynSecurityCheckBackup(const char *backup_arn)
-{
-	const char *t = backup_arn ? strstr(backup_arn, ":table/") : NULL;
-	const char *end = t ? strstr(t + 7, "/backup/") : NULL;
-	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
-
-	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
-		return;
-	if (name == NULL)
-		DynSecurityDeny(NULL);
-	DynSecurityCheckTableRight(name, DYN_ACCESS_ADMIN);
 }
 
 /*
@@ -496,153 +453,4 @@ DynSecurityEndInternal(DynSecurityState *s)
 		return;
 	SetUserIdAndSecContext(s->save_userid, s->save_sec_context);
 	DynPopCatalogSearchPath(s->search_path_level);
-}
-
-/* ---------------------------------------------------------------- SQL functions */
-
-/*
- * Run "SELECT <sql>" with the given text arguments on a table the caller
- * administers: the lookup checks the admin right (operation "grant_table"),
- * the statement runs with the extension owner's rights.
- */
-static void
-admin_call(const char *operation, const char *table, const char *sql, int nargs, Oid *types,
-		   Datum *args, const char *nulls)
-{
-	DynSecurityOp op;
-	DynSecurityState sec;
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	DynCatalogRevalidate();
-	DynSecurityEnter(operation, &op);
-	PG_TRY();
-	{
-		(void) DynCatalogGetTableOrNotFound(table);
-		DynSecurityBeginInternal(&sec);
-		if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "%s failed", operation);
-		DynSecurityEndInternal(&sec);
-		DynCatalogChanged();
-	}
-	PG_FINALLY();
-	{
-		DynSecurityLeave(&op);
-	}
-	PG_END_TRY();
-	SPI_finish();
-}
-
-PG_FUNCTION_INFO_V1(dynindex_grant_table);
-
-/* dynindex.grant_table(table_name text, role_name name, access text) */
-Datum
-dynindex_grant_table(PG_FUNCTION_ARGS)
-{
-	Oid			types[3] = {TEXTOID, NAMEOID, TEXTOID};
-	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
-
-	admin_call("grant_table", text_to_cstring(PG_GETARG_TEXT_PP(0)),
-			   "SELECT dynindex._apply_grant($1, $2, $3, true)", 3, types, args, NULL);
-	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(dynindex_revoke_table);
-
-/* dynindex.revoke_table(table_name text, role_name name, access text) */
-Datum
-dynindex_revoke_table(PG_FUNCTION_ARGS)
-{
-	Oid			types[3] = {TEXTOID, NAMEOID, TEXTOID};
-	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
-
-	admin_call("revoke_table", text_to_cstring(PG_GETARG_TEXT_PP(0)),
-			   "SELECT dynindex._apply_grant($1, $2, $3, false)", 3, types, args, NULL);
-	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(dynindex_restrict_leading_keys);
-
-/* dynindex.restrict_leading_keys(table_name, role_name, key_value, begins_with) */
-Datum
-dynindex_restrict_leading_keys(PG_FUNCTION_ARGS)
-{
-	Oid			types[4] = {TEXTOID, NAMEOID, TEXTOID, BOOLOID};
-	Datum		args[4];
-	char		nulls[5] = "    ";
-
-	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						errmsg("table_name and role_name must not be null")));
-	args[0] = PG_GETARG_DATUM(0);
-	args[1] = PG_GETARG_DATUM(1);
-	args[2] = PG_ARGISNULL(2) ? (Datum) 0 : PG_GETARG_DATUM(2);
-	nulls[2] = PG_ARGISNULL(2) ? 'n' : ' ';
-	args[3] = BoolGetDatum(!PG_ARGISNULL(3) && PG_GETARG_BOOL(3));
-	admin_call("restrict_leading_keys", text_to_cstring(PG_GETARG_TEXT_PP(0)),
-			   "SELECT dynindex._apply_leading_keys($1, $2, $3, $4, true)", 4, types, args, nulls);
-	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(dynindex_unrestrict_leading_keys);
-
-/* dynindex.unrestrict_leading_keys(table_name, role_name) */
-Datum
-dynindex_unrestrict_leading_keys(PG_FUNCTION_ARGS)
-{
-	Oid			types[2] = {TEXTOID, NAMEOID};
-	Datum		args[2] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)};
-
-	admin_call("unrestrict_leading_keys", text_to_cstring(PG_GETARG_TEXT_PP(0)),
-			   "SELECT dynindex._apply_leading_keys($1, $2, NULL, false, false)", 2, types, args, NULL);
-	PG_RETURN_VOID();
-}
-
-PG_FUNCTION_INFO_V1(dynindex_has_table_access);
-
-/* dynindex.has_table_access(table_name text, access text, role_name name) RETURNS boolean */
-Datum
-dynindex_has_table_access(PG_FUNCTION_ARGS)
-{
-	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	char	   *access = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	Oid			role = get_role_oid(NameStr(*PG_GETARG_NAME(2)), false);
-	DynAccess	right;
-	volatile bool result = false;
-	DynSecurityOp op;
-
-	if (strcmp(access, "read") == 0)
-		right = DYN_ACCESS_READ;
-	else if (strcmp(access, "write") == 0)
-		right = DYN_ACCESS_WRITE;
-	else if (strcmp(access, "admin") == 0)
-		right = DYN_ACCESS_ADMIN;
-	else if (strcmp(access, "stream") == 0)
-		right = DYN_ACCESS_STREAM;
-	else if (strcmp(access, "describe") == 0)
-		right = DYN_ACCESS_DESCRIBE;
-	else
-		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						errmsg("access must be read, write, admin, stream or describe, not \"%s\"", access)));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	DynCatalogRevalidate();
-	/* about another role: only for the table's administrators */
-	DynSecurityEnter(role == GetUserId() ? "DescribeLimits" : "has_table_access", &op);
-	PG_TRY();
-	{
-		DynTable   *t;
-
-		DynCatalogAuthorize(table);
-		t = DynCatalogGetTableUnchecked(table);
-		result = t != NULL && DynSecurityHasRight(role, t, right);
-	}
-	PG_FINALLY();
-	{
-		DynSecurityLeave(&op);
-	}
-	PG_END_TRY();
-	SPI_finish();
-	PG_RETURN_BOOL(result);
 }

@@ -2,11 +2,21 @@
  * security.h — who may do what: the calling role's rights on a table, checked
  * once at the table lookup, and the switch to the extension owner's rights
  * for dynindex's own catalog and queue work (docs/security.md).
+ *
+ * Below the catalog (docs/layers.md): the catalog calls security — every
+ * lookup checks the caller's right (DynSecurityCheckTable), and the catalog
+ * reads its tables in an internal section (DynSecurityBeginInternal) — and
+ * security never calls the catalog.  It knows roles, privileges and its own
+ * tables (table_rights, leading_keys), and a table only as a name and a
+ * storage relation.  That way the check sits in the one place every
+ * operation passes (the lookup) and cannot be forgotten, and the policy
+ * stays independent of how table metadata is loaded and cached.  The SQL
+ * functions that manage rights (grant_table, ...) look tables up, so they
+ * live above both, in src/api/rights.c.
  */
 #ifndef DYNINDEX_SECURITY_H
 #define DYNINDEX_SECURITY_H
 
-#include "catalog/dyn_catalog.h"
 
 /* A right on a table (docs/security.md, "Recipes"). */
 typedef enum DynAccess
@@ -64,36 +74,24 @@ extern bool DynSecurityRunsInternal(const char *operation);
 extern Oid	DynSecurityCaller(void);
 /* Has the caller account-wide rights (superuser or member of dynindex_admin)? */
 extern bool DynSecurityIsAccountAdmin(Oid role);
-/* Does role hold right on table t? */
-extern bool DynSecurityHasRight(Oid role, DynTable *t, DynAccess right);
+/*
+ * Does role hold right on a table, given by its name and its storage
+ * relation?  (table NULL and InvalidOid for DYN_ACCESS_CREATE and NONE.)
+ */
+extern bool DynSecurityHasRight(Oid role, const char *table, Oid storage_relid, DynAccess right);
 
 /*
  * The authorization check of a table lookup, called by DynCatalogGetTable
- * with the table found (or NULL, when it does not exist): raises
- * AccessDeniedException (SQLSTATE 42501) unless the caller holds the
- * operation's right on it.  A missing table is reported missing only to
- * callers with account-wide rights; others get AccessDeniedException, so
- * that a denied role learns nothing, not even whether the table exists.
+ * with the table found (its storage relation, or InvalidOid when it does not
+ * exist): raises AccessDeniedException (SQLSTATE 42501) unless the caller
+ * holds the operation's right on it.  A missing table is reported missing
+ * only to callers with account-wide rights; others get
+ * AccessDeniedException, so that a denied role learns nothing, not even
+ * whether the table exists.  (The checks of a right by table name, which
+ * look the table up, are the catalog's: DynCatalogCheckTableRight,
+ * DynCatalogCheckStream, DynCatalogCheckBackup.)
  */
-extern void DynSecurityCheckTable(const char *name, DynTable *t);
-/*
- * The given right on a table by name, whatever the operation (a restore's
- * source table, ListBackups' TableName): AccessDeniedException unless held
- * (a missing table: unless the caller has account-wide rights).
- */
-extern void DynSecurityCheckTableRight(const char *name, DynAccess right);
-/*
- * A backup operation (DescribeBackup, DeleteBackup, RestoreTableFromBackup):
- * the admin right on the table named in the backup's ARN
- * (arn:...:table/<name>/backup/<id>), checked before the backup is looked up.
- */
-extern void DynSecurityCheckBackup(const char *backup_arn);
-/*
- * A stream operation (DescribeStream, GetShardIterator, GetRecords): the
- * stream right on the table named in the stream's ARN
- * (arn:...:table/<name>/stream/<label>), checked before the stream is looked up.
- */
-extern void DynSecurityCheckStream(const char *stream_arn);
+extern void DynSecurityCheckTable(const char *name, Oid storage_relid);
 /* Raise the AccessDeniedException of the current operation on a table. */
 pg_noreturn extern void DynSecurityDeny(const char *table_name);
 

@@ -159,7 +159,7 @@ dynindex_stream_changes(PG_FUNCTION_ARGS)
 	DynSecurityEnter("stream_changes", &sec_op);
 	PG_TRY();
 	{
-		DynSecurityCheckTableRight(table_name, DYN_ACCESS_STREAM);
+		DynCatalogCheckTableRight(table_name, DYN_ACCESS_STREAM);
 	}
 	PG_FINALLY();
 	{
