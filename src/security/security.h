@@ -17,6 +17,7 @@
 #ifndef DYNINDEX_SECURITY_H
 #define DYNINDEX_SECURITY_H
 
+#include "common/pg_compat.h"
 
 /* A right on a table (docs/security.md, "Recipes"). */
 typedef enum DynAccess
