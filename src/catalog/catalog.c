@@ -676,7 +676,7 @@ DynCatalogAuthorize(const char *name)
 	DynSecurityCheckTable(name, t ? t->storage_relid : InvalidOid);
 }
 
-/* A table without the authorization check (src/security/ only). */
+/* A table without the authorization check (for the rights checks themselves). */
 DynTable *
 DynCatalogGetTableUnchecked(const char *name)
 {

@@ -104,7 +104,7 @@ extern DynTable *DynCatalogGetTable(const char *name);
 extern DynTable *DynCatalogGetTableOrNotFound(const char *name);
 /* The same for DeleteTable/UpdateTable, once they hold the catalog row lock. */
 extern DynTable *DynCatalogGetTableForChange(const char *name);
-/* A table without the authorization check: for src/security/ only. */
+/* A table without the authorization check: for the rights checks themselves (DynCatalogCheckTableRight, api/rights.c). */
 extern DynTable *DynCatalogGetTableUnchecked(const char *name);
 /* Only the caller's right on a table (DynSecurityCheckTable), without locking it. */
 extern void DynCatalogAuthorize(const char *name);
