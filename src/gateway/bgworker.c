@@ -56,12 +56,9 @@ static char *http_metrics_host = NULL;
 
 static LoopWatch postmaster_watch;
 static void *counters;			/* the workers' metrics counters (shared memory) */
-#if PG_VERSION_NUM >= 150000
 static shmem_request_hook_type prev_shmem_request_hook;
-#endif
 static shmem_startup_hook_type prev_shmem_startup_hook;
 
-#if PG_VERSION_NUM >= 150000
 /* Ask for the shared memory of the workers' counters. */
 static void
 http_shmem_request(void)
@@ -70,7 +67,6 @@ http_shmem_request(void)
 		prev_shmem_request_hook();
 	RequestAddinShmemSpace(metrics_shared_size(http_workers));
 }
-#endif
 
 /* Create (zeroed) or attach the workers' counters. */
 static void
@@ -136,12 +132,8 @@ _PG_init(void)
 							   &http_metrics_host, "127.0.0.1", PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("dynindex_http");
 
-#if PG_VERSION_NUM >= 150000
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = http_shmem_request;
-#else
-	RequestAddinShmemSpace(metrics_shared_size(http_workers));
-#endif
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = http_shmem_startup;
 
