@@ -16,6 +16,7 @@ PKGS=(
     python3-psycopg2                    # test/fuzz/api_fuzz.py
     curl                                # `make run` demo call
     dpkg-dev debhelper postgresql-server-dev-all   # `make deb` (dpkg-buildpackage, dh, pg_buildext)
+    build-essential                     # dpkg-buildpackage checks for it
 )
 
 missing=()
