@@ -59,6 +59,15 @@ if want layers; then
     fi
 fi
 
+# ---- the setup scripts: which PostgreSQL major make run / make test choose ----
+if want setup; then
+    hr; echo "SUITE setup (test/setup/detect.sh: the major chosen, or the one line said, on fake installations)"; hr
+    bash test/setup/detect.sh 2>&1 | tee .suite-setup.out
+    st=${PIPESTATUS[0]}
+    counts="$(grep -E '^[0-9]+ passed, [0-9]+ failed$' .suite-setup.out | tail -1)"
+    if [ "$st" -eq 0 ]; then result setup PASS "${counts:-?}"; else result setup FAIL "${counts:-no summary} (exit $st)"; fi
+fi
+
 # ---- 1. pg_regress (sql/, expected/) ----
 if want regress; then
     hr; echo "SUITE regress (pg_regress, sql/*.sql)"; hr

@@ -10,7 +10,7 @@
 set -euo pipefail
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-SUITES=(layers regress isolation tap clients fuzz citus package)
+SUITES=(layers setup regress isolation tap clients fuzz citus package)
 WORK=""
 fail_all() {  # reason
     [ -n "$WORK" ] && rm -rf "$WORK"
