@@ -333,7 +333,7 @@ encode_token(uint32 hash, int query, Jsonb *lek)
 								lek ? JsonbToCString(NULL, &lek->root, VARSIZE(lek)) : "null");
 	int			len = strlen(json);
 	char	   *out = palloc(pg_b64_enc_len(len) + 1);
-	int			n = pg_b64_encode(json, len, out, pg_b64_enc_len(len));
+	int			n = pg_b64_encode((const uint8 *) json, len, out, pg_b64_enc_len(len));
 
 	if (n < 0)
 		elog(ERROR, "could not encode a NextToken");
@@ -368,7 +368,7 @@ decode_token(const char *token, uint32 hash, int nqueries, int *query, char **es
 {
 	int			len = strlen(token);
 	char	   *buf = palloc(pg_b64_dec_len(len) + 1);
-	int			n = pg_b64_decode(token, len, buf, pg_b64_dec_len(len));
+	int			n = pg_b64_decode(token, len, (uint8 *) buf, pg_b64_dec_len(len));
 	Jsonb	   *jb;
 	JsonbValue *h;
 	JsonbValue *q;

@@ -322,7 +322,7 @@ iterator_encode(const char *arn, const IteratorState *it)
 	iterator_mac(arn, buf, len, buf + len);
 	enclen = pg_b64_enc_len(len + MAC_BYTES);
 	enc = palloc(enclen + 1);
-	enclen = pg_b64_encode((const char *) buf, len + MAC_BYTES, enc, enclen);
+	enclen = pg_b64_encode((const uint8 *) buf, len + MAC_BYTES, enc, enclen);
 	if (enclen < 0)
 		elog(ERROR, "could not encode a shard iterator");
 	enc[enclen] = '\0';
@@ -345,7 +345,7 @@ iterator_decode(const char *s, char **arn, IteratorState *it)
 	b64 = sep + 3;
 	declen = pg_b64_dec_len(strlen(b64));
 	buf = palloc(declen + 1);
-	declen = pg_b64_decode(b64, strlen(b64), (char *) buf, declen);
+	declen = pg_b64_decode(b64, strlen(b64), (uint8 *) buf, declen);
 	if (declen < 24 + 28 + MAC_BYTES || declen > 24 + 65 + MAC_BYTES)
 		DynValidationError("Invalid ShardIterator");
 	*arn = pnstrdup(s, sep - s);

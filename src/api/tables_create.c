@@ -54,7 +54,7 @@ DynTablesCreateIndex(const char *table, int64 num, int position, bool global, Js
 {
 	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, JSONBOID};
 	Datum		args[8];
-	char		nulls[8] = "        ";
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	char	   *storage = psprintf("%s.t%lld_i%d", DYN_DATA_SCHEMA, (long long) num, position);
 	JsonbValue *tp = RqGetJv(def, "ProvisionedThroughput");
 

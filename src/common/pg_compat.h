@@ -22,6 +22,13 @@
 #define pg_noreturn pg_attribute_noreturn()
 #endif
 
+/* 18: base64 takes bytes as uint8 (pg_b64_encode's source, pg_b64_decode's target). */
+#if PG_VERSION_NUM < 180000
+#include "common/base64.h"
+#define pg_b64_encode(src, len, dst, dstlen) pg_b64_encode((const char *) (src), len, dst, dstlen)
+#define pg_b64_decode(src, len, dst, dstlen) pg_b64_decode(src, len, (char *) (dst), dstlen)
+#endif
+
 /* 17: IsBackgroundWorker became AmBackgroundWorkerProcess(). */
 #if PG_VERSION_NUM < 170000
 #define AmBackgroundWorkerProcess() (IsBackgroundWorker)

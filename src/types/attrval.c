@@ -87,14 +87,14 @@ decode_base64(const char *s, int len, const char **out, int *outlen)
 		DynError(DYN_ERR_SERIALIZATION,
 				 "Base64 encoded length is expected a multiple of 4 bytes but found: %d", len);
 	buf = palloc(pg_b64_dec_len(len) + 1);
-	n = pg_b64_decode(s, len, buf, pg_b64_dec_len(len));
+	n = pg_b64_decode(s, len, (uint8 *) buf, pg_b64_dec_len(len));
 	if (n < 0)
 		DynError(DYN_ERR_SERIALIZATION, "Invalid last non-pad Base64 character dectected");
 	/* reject non-zero trailing bits: re-encoding must give the input back */
 	if (len > 0)
 	{
 		char	   *re = palloc(pg_b64_enc_len(n) + 1);
-		int			m = pg_b64_encode(buf, n, re, pg_b64_enc_len(n));
+		int			m = pg_b64_encode((const uint8 *) buf, n, re, pg_b64_enc_len(n));
 
 		if (m != len || memcmp(re, s, len) != 0)
 			DynError(DYN_ERR_SERIALIZATION, "Invalid last non-pad Base64 character dectected");
@@ -653,7 +653,7 @@ void
 DynPushJsonbBase64(JsonbParseState **state, JsonbIteratorToken tok, const char *data, int len)
 {
 	char	   *buf = palloc(pg_b64_enc_len(len) + 1);
-	int			n = pg_b64_encode(data, len, buf, pg_b64_enc_len(len));
+	int			n = pg_b64_encode((const uint8 *) data, len, buf, pg_b64_enc_len(len));
 
 	DynPushJsonbString(state, tok, buf, n);
 }
@@ -763,7 +763,7 @@ DynValueAppendForMessage(StringInfo buf, const DynValue *v)
 		case DYN_B:
 			{
 				char	   *b = palloc(pg_b64_enc_len(v->u.str.len) + 1);
-				int			n = pg_b64_encode(v->u.str.data, v->u.str.len, b, pg_b64_enc_len(v->u.str.len));
+				int			n = pg_b64_encode((const uint8 *) v->u.str.data, v->u.str.len, b, pg_b64_enc_len(v->u.str.len));
 
 				appendStringInfo(buf, "{B:%.*s}", n, b);
 				break;
