@@ -5,12 +5,12 @@ SELECT dynindex.api('CreateTable', '{"TableName": "tagged", "BillingMode": "PAY_
 -- tr(tags) / ut(keys) / lt(): on table "tagged"
 CREATE FUNCTION tr(tags jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('TagResource', jsonb_build_object('ResourceArn',
-    'arn:aws:dynamodb:ddblocal:000000000000:table/tagged', 'Tags', tags)) $$;
+    'arn:aws:dynamodb:us-east-1:000000000000:table/tagged', 'Tags', tags)) $$;
 CREATE FUNCTION ut(tagkeys jsonb) RETURNS jsonb LANGUAGE sql AS $$
   SELECT dynindex.api('UntagResource', jsonb_build_object('ResourceArn',
-    'arn:aws:dynamodb:ddblocal:000000000000:table/tagged', 'TagKeys', tagkeys)) $$;
+    'arn:aws:dynamodb:us-east-1:000000000000:table/tagged', 'TagKeys', tagkeys)) $$;
 CREATE FUNCTION lt() RETURNS jsonb LANGUAGE sql AS $$
-  SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged"}') $$;
+  SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged"}') $$;
 -- no tags yet
 SELECT lt();
 -- success: an empty response; tags listed by key; a new value replaces the old one
@@ -45,9 +45,9 @@ SELECT jsonb_array_length(lt() -> 'Tags');
 SELECT lt() -> 'Tags' @> '[{"Key": "ok"}]';
 -- empty and missing lists
 SELECT tr('[]');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged"}');
 SELECT ut('[]');
-SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged"}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged"}');
 -- wrong JSON kinds
 SELECT tr('{"Key": "a"}');
 SELECT tr('[{"Key": 1, "Value": "a"}]');
@@ -62,26 +62,26 @@ SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:s3:::bucket/
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:sqs:us-east-1:000000000000:queue"}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:not/a/good/format"}');
 SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-west-2:000000000000:table/tagged"}');
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/ab"}');
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi"}');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi", "Tags": [{"Key": "a", "Value": "b"}]}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/ab"}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged/index/gsi"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged/index/gsi", "Tags": [{"Key": "a", "Value": "b"}]}');
 -- a missing Tags / TagKeys is a member constraint, reported before the ARN is
 -- parsed; the ARN is checked before the lists, the lists before the table
 SELECT dynindex.api('TagResource', '{"ResourceArn": "nope"}');
 SELECT dynindex.api('TagResource', '{}');
-SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged"}');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/index/gsi"}');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": []}');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": [{"Key": "", "Value": ""}]}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:111122223333:table/tagged"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged/index/gsi"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/missing", "Tags": []}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/missing", "Tags": [{"Key": "", "Value": ""}]}');
 -- unknown table: ResourceNotFoundException naming the ARN
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "Tags": [{"Key": "a", "Value": "b"}]}');
-SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing", "TagKeys": ["a"]}');
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/missing"}');
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged/stream/2024-01-01T00:00:00.000"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/missing", "Tags": [{"Key": "a", "Value": "b"}]}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/missing", "TagKeys": ["a"]}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/missing"}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged/stream/2024-01-01T00:00:00.000"}');
 -- another account's table: "Access is denied" (before its region or name is looked at)
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged"}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:111122223333:table/tagged"}');
 SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-west-2:111122223333:table/tagged", "Tags": [{"Key": "a", "Value": "b"}]}');
-SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:111122223333:table/tagged/index/gsi", "TagKeys": ["a"]}');
+SELECT dynindex.api('UntagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:111122223333:table/tagged/index/gsi", "TagKeys": ["a"]}');
 -- UntagResource: removing absent keys is fine; key checks; at most 50 keys
 SELECT ut('["env", "non-existent", "zzz2"]');
 SELECT lt();
@@ -100,7 +100,7 @@ SELECT tr('[{"Key": "k51", "Value": "v"}]');
 SELECT tr('[{"Key": "k1", "Value": "newer"}]');
 SELECT t FROM jsonb_array_elements(lt() -> 'Tags') t WHERE t ->> 'Key' = 'k1';
 -- NextToken and unknown members are accepted
-SELECT jsonb_array_length(dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/tagged",
+SELECT jsonb_array_length(dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/tagged",
   "NextToken": "x", "Other": 1}') -> 'Tags');
 -- DescribeTable does not show tags
 SELECT dynindex.api('DescribeTable', '{"TableName": "tagged"}') -> 'Table' ? 'Tags';
@@ -117,7 +117,7 @@ SELECT ctt('tagged', '[{"Key": "str1", "Value": "str2"}, {"Key": "kkk", "Value":
 SELECT lt();
 SELECT dynindex.api('DeleteTable', '{"TableName": "tagged"}') -> 'TableDescription' ->> 'TableStatus';
 SELECT ctt('t_empty_tags', '[]');
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/t_empty_tags"}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t_empty_tags"}');
 SELECT dynindex.api('DeleteTable', '{"TableName": "t_empty_tags"}') -> 'TableDescription' ->> 'TableStatus';
 SELECT ctt('t_bad_tags', '[{"Key": "aws:foo", "Value": "x"}]');
 SELECT ctt('t_bad_tags', jsonb_build_array(jsonb_build_object('Key', repeat('x', 129), 'Value', 'x')));
@@ -127,7 +127,7 @@ SELECT ctt('t_bad_tags', '[{"Key": "d"}]');
 SELECT ctt('t_bad_tags', (SELECT jsonb_agg(jsonb_build_object('Key', 'k' || i, 'Value', 'v')) FROM generate_series(1, 51) i));
 SELECT dynindex.api('DescribeTable', '{"TableName": "t_bad_tags"}');
 SELECT ctt('t_fifty', (SELECT jsonb_agg(jsonb_build_object('Key', 'k' || i, 'Value', 'v')) FROM generate_series(1, 50) i));
-SELECT jsonb_array_length(dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/t_fifty"}') -> 'Tags');
+SELECT jsonb_array_length(dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t_fifty"}') -> 'Tags');
 SELECT dynindex.api('DeleteTable', '{"TableName": "t_fifty"}') -> 'TableDescription' ->> 'TableStatus';
 -- a role without privileges on the tag catalog gets PostgreSQL's permission error (AccessDeniedException at the gateway)
 SELECT ctt('t_priv', '[{"Key": "a", "Value": "b"}]');
@@ -136,8 +136,8 @@ GRANT USAGE ON SCHEMA dynindex TO tags_noaccess;
 GRANT SELECT ON dynindex.tables, dynindex.indexes TO tags_noaccess;
 SET ROLE tags_noaccess;
 \set VERBOSITY sqlstate
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/t_priv"}');
-SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/t_priv", "Tags": [{"Key": "c", "Value": "d"}]}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t_priv"}');
+SELECT dynindex.api('TagResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t_priv", "Tags": [{"Key": "c", "Value": "d"}]}');
 \set VERBOSITY default
 RESET ROLE;
 SELECT dynindex.api('DeleteTable', '{"TableName": "t_priv"}') -> 'TableDescription' ->> 'TableStatus';

@@ -2,11 +2,14 @@
 -- operation but CreateTable, RequestItems keys of batches, transaction items),
 -- and the table-name constraints of those members: 1..1024 characters, a plain
 -- name also at most 255 and [a-zA-Z0-9_.-]+; the minimum of 3 is CreateTable's.
+-- The region of ARNs made through SQL: one default on every path, the AWS SDKs'
+-- (the endpoints use dynindex.region too for a request that names no region).
+SHOW dynindex.region;
 SELECT dynindex.api('CreateTable', '{"TableName": "arn_t", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
   "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]}')
   ->'TableDescription'->>'TableArn' AS arn;
-\set arn 'arn:aws:dynamodb:ddblocal:000000000000:table/arn_t'
+\set arn 'arn:aws:dynamodb:us-east-1:000000000000:table/arn_t'
 
 -- data plane
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', :'arn', 'Item', '{"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"N": "1"}}'::jsonb,
@@ -48,21 +51,21 @@ RESET dynindex.region;
 
 -- ARNs that name no table of this endpoint
 -- another account: refused, as DynamoDB refuses a cross-account request no policy allows
-SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:ddblocal:111111111111:table/arn_t", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}');
-SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:ddblocal:111111111111:table/arn_t"}');
-SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"arn:aws:dynamodb:ddblocal:111111111111:table/arn_t": {"Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}]}}}');
+SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:us-east-1:111111111111:table/arn_t", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:111111111111:table/arn_t"}');
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"arn:aws:dynamodb:us-east-1:111111111111:table/arn_t": {"Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}]}}}');
 -- another region, another partition, not a table
 SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}');
-SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws-cn:dynamodb:ddblocal:000000000000:table/arn_t"}');
-SELECT dynindex.api('Query', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/arn_t/index/i", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}}');
-SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/arn_t/stream/2026-01-01T00:00:00.000"}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws-cn:dynamodb:us-east-1:000000000000:table/arn_t"}');
+SELECT dynindex.api('Query', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t/index/i", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t/stream/2026-01-01T00:00:00.000"}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:s3:::bucket/arn_t"}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb"}');
-SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/"}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/"}');
 -- a well-formed ARN of a table that does not exist
-SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/nothere"}');
-SELECT dynindex.api('PutItem', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/nothere", "Item": {"pk": {"S": "a"}}}');
-SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/nothere", "Key": {"pk": {"S": "a"}}}}]}');
+SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/nothere"}');
+SELECT dynindex.api('PutItem', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/nothere", "Item": {"pk": {"S": "a"}}}');
+SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/nothere", "Key": {"pk": {"S": "a"}}}}]}');
 
 -- TableName constraints (every operation but CreateTable)
 -- empty: exactly one error, even beside another invalid member
@@ -80,17 +83,17 @@ SELECT dynindex.api('DescribeTable', '{"TableName": "a"}');
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', repeat('a', 256), 'Item', '{"pk": {"S": "a"}}'::jsonb));
 SELECT dynindex.api('PutItem', '{"TableName": "bad table!@#", "Item": {"pk": {"S": "a"}}}');
 -- an ARN: up to 1024 characters
-SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'arn:aws:dynamodb:ddblocal:000000000000:table/' || repeat('x', 300),
+SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'arn:aws:dynamodb:us-east-1:000000000000:table/' || repeat('x', 300),
   'Key', '{"pk": {"S": "a"}}'::jsonb));
-SELECT length('arn:aws:dynamodb:ddblocal:000000000000:table/' || repeat('x', 980)) AS arn_length,
-  dynindex.api('GetItem', jsonb_build_object('TableName', 'arn:aws:dynamodb:ddblocal:000000000000:table/' || repeat('x', 980),
+SELECT length('arn:aws:dynamodb:us-east-1:000000000000:table/' || repeat('x', 980)) AS arn_length,
+  dynindex.api('GetItem', jsonb_build_object('TableName', 'arn:aws:dynamodb:us-east-1:000000000000:table/' || repeat('x', 980),
   'Key', '{"pk": {"S": "a"}}'::jsonb));
 -- transaction items and batch keys follow the same rules
 SELECT dynindex.api('TransactGetItems', '{"TransactItems": [{"Get": {"TableName": "", "Key": {"pk": {"S": "a"}}}}]}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"": {"Keys": [{"pk": {"S": "a"}}]}}}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"bad name": {"Keys": [{"pk": {"S": "a"}}]}}}');
 -- CreateTable's new name: 3..255 and the pattern, so never an ARN
-SELECT dynindex.api('CreateTable', '{"TableName": "arn:aws:dynamodb:ddblocal:000000000000:table/new_t", "BillingMode": "PAY_PER_REQUEST",
+SELECT dynindex.api('CreateTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/new_t", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');
 SELECT dynindex.api('CreateTable', '{"TableName": "ab", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}], "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}');

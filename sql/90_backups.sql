@@ -47,7 +47,7 @@ SELECT dynindex.api('DeleteBackup', jsonb_build_object('BackupArn', repeat('a', 
 SELECT dynindex.api('ListBackups', '{"Limit": 0, "BackupType": "MINE"}');
 SELECT dynindex.api('ListBackups', '{"TableName": "x"}');
 SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "x", "BillingModeOverride": "FREE"}');
-SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "BackupArn": "arn:aws:dynamodb:ddblocal:000000000000:table/Music/backup/01700000000000-00000000",
+SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "BackupArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Music/backup/01700000000000-00000000",
   "ProvisionedThroughputOverride": {"ReadCapacityUnits": 0}}');
 -- a table that does not exist: TableNotFoundException
 SELECT dynindex.api('CreateBackup', '{"TableName": "Nope", "BackupName": "b-one"}');
@@ -57,14 +57,14 @@ SELECT dynindex.api('CreateBackup', '{"TableName": "Nope", "BackupName": "b-one"
 SELECT dynindex.api('CreateBackup', '{"TableName": "Music", "BackupName": "music-1"}') AS r \gset
 SELECT mask(:'r');
 SELECT (:'r'::jsonb) #>> '{BackupDetails,BackupArn}' AS arn \gset
-SELECT :'arn' ~ '^arn:aws:dynamodb:ddblocal:000000000000:table/Music/backup/[0-9]{14}-[0-9a-f]{8}$' AS arn_form,
+SELECT :'arn' ~ '^arn:aws:dynamodb:us-east-1:000000000000:table/Music/backup/[0-9]{14}-[0-9a-f]{8}$' AS arn_form,
        abs(((:'r'::jsonb) #>> '{BackupDetails,BackupCreationDateTime}')::numeric - extract(epoch FROM now())) < 60 AS recent;
 -- later writes are not in the backup
 SELECT dynindex.api('PutItem', '{"TableName": "Music", "Item": {"artist": {"S": "a0"}, "song": {"S": "late"}, "year": {"N": "2030"}, "genre": {"S": "g0"}}}');
 SELECT dynindex.api('DeleteItem', '{"TableName": "Music", "Key": {"artist": {"S": "a1"}, "song": {"S": "s01"}}}');
 -- DescribeBackup: details, the source table and its features (indexes, stream, TTL, SSE)
 SELECT jsonb_pretty(mask(dynindex.api('DescribeBackup', jsonb_build_object('BackupArn', :'arn'))));
-SELECT dynindex.api('DescribeBackup', '{"BackupArn": "arn:aws:dynamodb:ddblocal:000000000000:table/Music/backup/01700000000000-00000000"}');
+SELECT dynindex.api('DescribeBackup', '{"BackupArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Music/backup/01700000000000-00000000"}');
 -- the copy relation is guarded like storage
 SELECT storage AS copy FROM dynindex.backups WHERE backup_arn = :'arn' \gset
 SELECT count(*) FROM :copy;
@@ -103,7 +103,7 @@ SELECT mask(dynindex.api('ListBackups', jsonb_build_object('Limit', 3)));
 
 -- RestoreTableFromBackup: target exists, backup missing
 SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Plain', 'BackupArn', :'arn'));
-SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "BackupArn": "arn:aws:dynamodb:ddblocal:000000000000:table/Music/backup/01700000000000-00000000"}');
+SELECT dynindex.api('RestoreTableFromBackup', '{"TargetTableName": "Music2", "BackupArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Music/backup/01700000000000-00000000"}');
 -- a restore: same keys, indexes and billing; items as at backup time; indexes queryable at once
 SELECT jsonb_pretty(mask(dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music2', 'BackupArn', :'arn'))));
 -- (the response shows the table as DynamoDB's does while it restores: CREATING, in progress;
@@ -121,7 +121,7 @@ SELECT dynindex.api('Query', '{"TableName": "Music2", "IndexName": "by_genre", "
   "ScanIndexForward": false}') -> 'Items';
 SELECT * FROM dynindex.verify_indexes('Music2');
 -- tags, stream and TTL are not restored (DynamoDB: set them up on the restored table)
-SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:ddblocal:000000000000:table/Music2"}');
+SELECT dynindex.api('ListTagsOfResource', '{"ResourceArn": "arn:aws:dynamodb:us-east-1:000000000000:table/Music2"}');
 SELECT dynindex.api('DescribeTimeToLive', '{"TableName": "Music2"}');
 -- the restored table is an ordinary table
 SELECT dynindex.api('PutItem', '{"TableName": "Music2", "Item": {"artist": {"S": "a9"}, "song": {"S": "new"}, "year": {"N": "2001"}, "genre": {"S": "g9"}}}');

@@ -68,7 +68,7 @@ SELECT pg_temp.call('BatchGetItem', '{"RequestItems":{"SecA":{"Keys":[{"pk":{"S"
 SELECT pg_temp.call('BatchWriteItem', '{"RequestItems":{"SecB":[{"PutRequest":{"Item":{"id":{"N":"3"}}}}]}}');
 SELECT pg_temp.call('TransactGetItems', '{"TransactItems":[{"Get":{"TableName":"SecB","Key":{"id":{"N":"1"}}}}]}');
 SELECT pg_temp.call('DescribeTimeToLive', '{"TableName":"SecB"}');
-SELECT pg_temp.call('ListTagsOfResource', '{"ResourceArn":"arn:aws:dynamodb:ddblocal:000000000000:table/SecB"}');
+SELECT pg_temp.call('ListTagsOfResource', '{"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/SecB"}');
 -- a table that does not exist: denied too (existence is not revealed)
 SELECT pg_temp.call('GetItem', '{"TableName":"NoSuchTable","Key":{"pk":{"S":"a"}}}');
 SELECT pg_temp.call('DescribeTable', '{"TableName":"NoSuchTable"}');
@@ -78,7 +78,7 @@ SELECT pg_temp.call('UpdateTable', '{"TableName":"SecB","AttributeDefinitions":[
 SELECT pg_temp.call('DeleteTable', '{"TableName":"SecA"}');
 SELECT pg_temp.call('DeleteTable', '{"TableName":"NoSuchTable"}');
 SELECT pg_temp.call('UpdateTimeToLive', '{"TableName":"SecA","TimeToLiveSpecification":{"Enabled":true,"AttributeName":"exp"}}');
-SELECT pg_temp.call('TagResource', '{"ResourceArn":"arn:aws:dynamodb:ddblocal:000000000000:table/SecA","Tags":[{"Key":"k","Value":"v"}]}');
+SELECT pg_temp.call('TagResource', '{"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/SecA","Tags":[{"Key":"k","Value":"v"}]}');
 SELECT pg_temp.call('CreateTable', '{"TableName":"SecX","BillingMode":"PAY_PER_REQUEST","AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"}],"KeySchema":[{"AttributeName":"pk","KeyType":"HASH"}]}');
 -- CreateTable is refused before validation (this request is invalid)
 SELECT pg_temp.call('CreateTable', '{"TableName":"SecX"}');
@@ -181,8 +181,8 @@ SELECT pg_temp.call('CreateTable', '{"TableName":"SecC","BillingMode":"PAY_PER_R
 SELECT pg_temp.call('PutItem', '{"TableName":"SecC","Item":{"pk":{"S":"c1"},"h":{"S":"v"}}}');
 SELECT pg_temp.call('UpdateTable', '{"TableName":"SecC","AttributeDefinitions":[{"AttributeName":"h","AttributeType":"S"}],"GlobalSecondaryIndexUpdates":[{"Create":{"IndexName":"byH","KeySchema":[{"AttributeName":"h","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}}]}')::jsonb -> 'TableDescription' -> 'TableStatus';
 SELECT pg_temp.call('UpdateTimeToLive', '{"TableName":"SecC","TimeToLiveSpecification":{"Enabled":true,"AttributeName":"exp"}}');
-SELECT pg_temp.call('TagResource', '{"ResourceArn":"arn:aws:dynamodb:ddblocal:000000000000:table/SecC","Tags":[{"Key":"k","Value":"v"}]}');
-SELECT pg_temp.call('ListTagsOfResource', '{"ResourceArn":"arn:aws:dynamodb:ddblocal:000000000000:table/SecC"}');
+SELECT pg_temp.call('TagResource', '{"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/SecC","Tags":[{"Key":"k","Value":"v"}]}');
+SELECT pg_temp.call('ListTagsOfResource', '{"ResourceArn":"arn:aws:dynamodb:us-east-1:000000000000:table/SecC"}');
 SELECT dynindex.grant_table('SecC', 'sec_app1', 'read');
 SELECT dynindex.grant_table('SecC', 'sec_stream', 'stream');
 SELECT dynindex.wait_for_indexes('SecC', '60 seconds');

@@ -32,8 +32,9 @@ _PG_init(void)
 							 NULL, &dynindex_distributed, false,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("dynindex.region",
-							   "Region named in ARNs (the gateway sets the region of the request's credential scope).",
-							   NULL, &dynindex_region, "ddblocal",
+							   "Region named in ARNs (the endpoints set the region of the request's credential scope).",
+							   "The default is the AWS SDKs' default region; the endpoints use it too for requests that name none.",
+							   &dynindex_region, "us-east-1",
 							   PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("dynindex.account_id",
 							   "Account id named in ARNs.",

@@ -110,7 +110,7 @@ _PG_init(void)
 							 "Every request runs as dynindex_http.user.",
 							 &http_dev, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomStringVariable("dynindex_http.region", "Region in ARNs for requests whose SigV4 scope names none.",
-							   NULL, &http_region, "us-east-1", PGC_POSTMASTER, 0, NULL, NULL, NULL);
+							   "Empty: the database's dynindex.region.", &http_region, "", PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex_http.max_connections", "Open HTTP connections per worker.",
 							"When reached, a new client closes the longest-idle connection.",
 							&http_max_connections, 10000, 1, 1000000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -222,7 +222,7 @@ dynindex_http_main(Datum arg)
 	gw_config.max_connections = http_max_connections;
 	gw_config.timeout = http_timeout;
 	gw_config.request_timeout = http_request_timeout;
-	gw_config.region = http_region;
+	gw_config.region = http_region[0] ? http_region : NULL;
 	gw_config.tls_cert = http_tls_cert[0] ? http_tls_cert : NULL;
 	gw_config.tls_key = http_tls_key[0] ? http_tls_key : NULL;
 	gw_config.metrics_host = http_metrics_host;

@@ -906,7 +906,7 @@ step_start(struct MHD_Connection *c, const char *url, const char *method, Req *r
 	if (req->op == NULL)
 		return respond_error(c, req, method, "UnknownOperationException", NULL);
 
-	snprintf(req->region, sizeof(req->region), "%s", gw_config.region);
+	snprintf(req->region, sizeof(req->region), "%s", gw_config.region ? gw_config.region : "");
 	if (!gw_config.dev)
 	{
 		char		msg[4096];

@@ -210,7 +210,8 @@ execute_job(DbJob *j)
 
 		if (j->role)
 			set_local("role", j->role);
-		set_local("dynindex.region", j->region ? j->region : gw_config.region);
+		if (j->region && j->region[0])
+			set_local("dynindex.region", j->region);
 		t = DatumGetTextPP(OidFunctionCall2(fn, CStringGetTextDatum(j->op), CStringGetTextDatum(j->body)));
 		db_result_json(j, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 	}

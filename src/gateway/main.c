@@ -38,7 +38,7 @@ usage(FILE *f)
 			"                         closed for each new client (default 10000)\n"
 			"  --timeout S            idle/slow HTTP connection timeout, seconds (default 120)\n"
 			"  --request-timeout S    a request unanswered this long gets InternalServerError (default 30)\n"
-			"  --region R             region in ARNs when a request names none (default us-east-1)\n"
+			"  --region R             region in ARNs when a request names none (default: dynindex.region)\n"
 			"  --account-id ID        account id in ARNs (default 000000000000)\n"
 			"  --tls-cert FILE        serve HTTPS with this certificate (PEM) ...\n"
 			"  --tls-key FILE         ... and this private key (PEM)\n"
@@ -163,7 +163,7 @@ main(int argc, char **argv)
 	gw_config.max_connections = 10000;
 	gw_config.timeout = 120;
 	gw_config.request_timeout = 30;
-	gw_config.region = "us-east-1";
+	gw_config.region = NULL;	/* the database's dynindex.region */
 	gw_config.account_id = NULL;
 	gw_config.metrics_host = "127.0.0.1";
 	gw_config.metrics_port = -1;
@@ -286,7 +286,7 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (!valid_region(gw_config.region))
+	if (gw_config.region && !valid_region(gw_config.region))
 	{
 		fprintf(stderr, "dynindex-gateway: invalid --region: %s\n", gw_config.region);
 		return 2;

@@ -757,7 +757,9 @@ slot_send(PgSlot *s, DbJob *j)
 
 	if (j->kind == JOB_API)
 	{
-		const char *params[4] = {j->role, j->region, j->op, j->body};
+		/* no region: set_config(..., NULL, true) keeps the database's dynindex.region */
+		const char *region = j->region && j->region[0] ? j->region : NULL;
+		const char *params[4] = {j->role, region, j->op, j->body};
 		const char *const *p = j->role ? params : params + 1;
 		int			n = j->role ? 4 : 3;
 

@@ -205,7 +205,7 @@ test_error_mapping(void)
 	expect_error("42501", "permission denied for table thread", NULL, 400,
 				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_rw is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Thread because no identity-based policy allows the dynamodb:PutItem action\"}");
 	/* the extension's own AccessDenied names the table: kept, with the request's region */
-	expect_error("42501", "AccessDeniedException: User: arn:aws:iam::000000000000:user/app_ro is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:ddblocal:000000000000:table/Other because no identity-based policy allows the dynamodb:PutItem action",
+	expect_error("42501", "AccessDeniedException: User: arn:aws:iam::000000000000:user/app_ro is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:us-east-1:000000000000:table/Other because no identity-based policy allows the dynamodb:PutItem action",
 				 NULL, 400,
 				 "{\"__type\":\"com.amazon.coral.service#AccessDeniedException\",\"Message\":\"User: arn:aws:iam::000000000000:user/app_ro is not authorized to perform: dynamodb:PutItem on resource: arn:aws:dynamodb:eu-west-1:000000000000:table/Other because no identity-based policy allows the dynamodb:PutItem action\"}");
 	/* the tagging operations name their table by ARN: it is the resource */
