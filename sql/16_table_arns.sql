@@ -55,7 +55,7 @@ SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:us-east-1:111111
 SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:111111111111:table/arn_t"}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"arn:aws:dynamodb:us-east-1:111111111111:table/arn_t": {"Keys": [{"pk": {"S": "a"}, "sk": {"N": "1"}}]}}}');
 -- another region, another partition, not a table
-SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}');
+SELECT dynindex.api('GetItem', '{"TableName": "arn:aws:dynamodb:eu-west-2:000000000000:table/arn_t", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws-cn:dynamodb:us-east-1:000000000000:table/arn_t"}');
 SELECT dynindex.api('Query', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t/index/i", "KeyConditionExpression": "pk = :p", "ExpressionAttributeValues": {":p": {"S": "a"}}}');
 SELECT dynindex.api('DescribeTable', '{"TableName": "arn:aws:dynamodb:us-east-1:000000000000:table/arn_t/stream/2026-01-01T00:00:00.000"}');
