@@ -126,3 +126,10 @@ SELECT regexp_replace(a('GetRecords', jsonb_build_object('ShardIterator',
 -- clean up
 SELECT a('DeleteTable', '{"TableName": "Nul"}') IS NOT NULL, a('DeleteTable', '{"TableName": "NulSize"}') IS NOT NULL,
        a('DeleteTable', '{"TableName": "NulRestored"}') IS NOT NULL, a('DeleteTable', '{"TableName": "NulStream"}') IS NOT NULL;
+-- a lone surrogate escape is JSON but not jsonb: the error quotes no part of
+-- the body (it may hold items, personal data that must not reach a log):
+-- no "Token ... is invalid" DETAIL, no "JSON data, line 1: ..." CONTEXT
+\set VERBOSITY default
+SELECT dynindex.api_text('PutItem', '{"TableName": "t", "Item": {"pk": {"S": "private \ud800 data"}}}');
+SELECT dynindex.api_text('PutItem', '{"TableName": "t", "Item": {"pk": {"N": "1e999999999"}}}');
+\set VERBOSITY terse

@@ -248,6 +248,52 @@ request_body_context(void *arg)
 	errcontext("dynindex request body");
 }
 
+/*
+ * The request body text as jsonb.  A body that is not JSON fails with
+ * jsonb_in's SQLSTATE (class 22, or 54 when too deep or too long: the
+ * endpoints answer SerializationException) but without jsonb_in's words:
+ * its DETAIL ("Token "..." is invalid."), its CONTEXT ("JSON data, line 1:
+ * ...") and some of its messages (a number's text) quote the body, and a
+ * body holds items, personal data that must never reach the server log.
+ * Catching jsonb_in's error without a subtransaction is safe: it has no side
+ * effects, and another ERROR is raised at once.
+ */
+static Datum
+parse_request_body(text *reqtext)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile Datum req = (Datum) 0;
+	volatile int code = 0;
+	ErrorContextCallback cb;
+
+	PG_TRY();
+	{
+		req = DirectFunctionCall1(jsonb_in, CStringGetDatum(DynNulJsonTextIn(VARDATA_ANY(reqtext),
+																			   VARSIZE_ANY_EXHDR(reqtext))));
+	}
+	PG_CATCH();
+	{
+		code = geterrcode();
+		if (ERRCODE_TO_CATEGORY(code) != ERRCODE_DATA_EXCEPTION &&
+			ERRCODE_TO_CATEGORY(code) != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			PG_RE_THROW();		/* a cancel, out of memory: not the body's fault */
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+	}
+	PG_END_TRY();
+	if (code == 0)
+		return req;
+	cb.callback = request_body_context;
+	cb.arg = NULL;
+	cb.previous = error_context_stack;
+	error_context_stack = &cb;
+	ereport(ERROR,
+			(errcode(code),
+			 errmsg("invalid input syntax for type json"),
+			 errdetail("The request body is not valid JSON for jsonb (its text is not shown: it may hold item data).")));
+	pg_unreachable();
+}
+
 PG_FUNCTION_INFO_V1(dynindex_api_text);
 
 /*
@@ -271,18 +317,8 @@ dynindex_api_text(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(1))
 		DynError(DYN_ERR_SERIALIZATION, "Start of list found where not expected");
 	reqtext = PG_GETARG_TEXT_PP(1);
-	{
-		/* a body that is not JSON: the gateway answers SerializationException */
-		ErrorContextCallback cb;
-
-		cb.callback = request_body_context;
-		cb.arg = NULL;
-		cb.previous = error_context_stack;
-		error_context_stack = &cb;
-		req = DirectFunctionCall1(jsonb_in, CStringGetDatum(DynNulJsonTextIn(VARDATA_ANY(reqtext),
-																			   VARSIZE_ANY_EXHDR(reqtext))));
-		error_context_stack = cb.previous;
-	}
+	/* a body that is not JSON: the endpoints answer SerializationException */
+	req = parse_request_body(reqtext);
 	res = run_operation(opname, DatumGetJsonbP(req));
 	PG_RETURN_TEXT_P(cstring_to_text(DynNulJsonTextOut(DatumGetCString(DirectFunctionCall1(jsonb_out,
 																						 JsonbPGetDatum(res))))));
