@@ -9,6 +9,7 @@
 
 #include "catalog/dyn_catalog.h"
 #include "common/arn.h"
+#include "common/errors.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
@@ -40,6 +41,7 @@ _PG_init(void)
 							   "Account id named in ARNs.",
 							   NULL, &dynindex_account_id, "000000000000",
 							   PGC_USERSET, 0, NULL, NULL, NULL);
+	DynErrorsInit();
 	DynWorkerInit();
 	DynStreamsInit();
 	DynCollectionInit();

@@ -5,6 +5,7 @@
 
 #include "common/string.h"
 #include "lib/stringinfo.h"
+#include "utils/guc.h"
 
 #include "common/errors.h"
 
@@ -134,4 +135,61 @@ DynErrorWithDetail(DynErrorCode code, const char *detail_json, const char *fmt,.
 	msg = DynFormatVA(fmt, args);
 	va_end(args);
 	raise_error(code, detail_json, msg);
+}
+
+/* ---- client errors are traffic, not server errors ---- */
+
+bool		dynindex_log_client_errors = false;
+static emit_log_hook_type prev_emit_log_hook = NULL;
+
+/*
+ * Is e a DynamoDB client error, answered with HTTP 4xx: a YD error but
+ * InternalServerError (YD500) and ServiceUnavailable (YD503), dynindex's own
+ * AccessDeniedException, or a request body that is not JSON (parse_request_body
+ * in api.c)?  PostgreSQL's own errors (permission denied by a policy, a
+ * missing relation, a crash) are not: they say something about the server.
+ */
+static bool
+client_error(const ErrorData *e)
+{
+	const char *s;
+
+	if (e->elevel != ERROR)
+		return false;
+	s = unpack_sql_state(e->sqlerrcode);
+	if (s[0] == 'Y' && s[1] == 'D')
+		return strcmp(s, "YD500") != 0 && strcmp(s, "YD503") != 0;
+	if (e->sqlerrcode == ERRCODE_INSUFFICIENT_PRIVILEGE)
+		return e->message && strncmp(e->message, "AccessDeniedException: ", 23) == 0;
+	return (ERRCODE_TO_CATEGORY(e->sqlerrcode) == ERRCODE_DATA_EXCEPTION ||
+			ERRCODE_TO_CATEGORY(e->sqlerrcode) == ERRCODE_PROGRAM_LIMIT_EXCEEDED) &&
+		e->context && strstr(e->context, "dynindex request body") != NULL;
+}
+
+/*
+ * emit_log_hook: a DynamoDB client error goes to the client only, unless
+ * dynindex.log_client_errors.  A busy table with optimistic locking answers
+ * ConditionalCheckFailedException all day; as ERROR lines (with their
+ * STATEMENT) they would bury the server's own errors in the log.
+ */
+static void
+dyn_emit_log(ErrorData *e)
+{
+	if (e->output_to_server && !dynindex_log_client_errors && client_error(e))
+		e->output_to_server = false;
+	if (prev_emit_log_hook)
+		prev_emit_log_hook(e);
+}
+
+/* Register dynindex.log_client_errors and the log hook. */
+void
+DynErrorsInit(void)
+{
+	DefineCustomBoolVariable("dynindex.log_client_errors",
+							 "Write DynamoDB client errors (HTTP 4xx answers: ValidationException, ConditionalCheckFailedException, ...) to the server log as ERRORs.",
+							 "Off: the caller gets them, the server log does not; InternalServerError and PostgreSQL's own errors are always logged.",
+							 &dynindex_log_client_errors, false,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
+	prev_emit_log_hook = emit_log_hook;
+	emit_log_hook = dyn_emit_log;
 }

@@ -57,6 +57,10 @@ pg_noreturn extern void DynErrorWithDetail(DynErrorCode code, const char *detail
 /* Format a message from a va_list (palloc'd). */
 extern char *DynFormatVA(const char *fmt, va_list args) pg_attribute_printf(1, 0);
 
+/* dynindex.log_client_errors; DynErrorsInit registers it and the log hook (_PG_init). */
+extern bool dynindex_log_client_errors;
+extern void DynErrorsInit(void);
+
 /* Shorthand for the most common case. */
 #define DynValidationError(...) DynError(DYN_ERR_VALIDATION, __VA_ARGS__)
 

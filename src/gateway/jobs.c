@@ -112,7 +112,14 @@ db_result_error(DbJob *j, const char *sqlstate, const char *message, const char 
 		if (r->table == NULL)
 			r->table = gw_json_top_string(j->body, "ResourceArn");
 	}
-	if (strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0)
+	/*
+	 * A client error (HTTP 4xx) is traffic, not a server error: counted in
+	 * the metrics, logged only with --verbose (as every request).  A server
+	 * failure -- InternalServerError, ServiceUnavailable, any PostgreSQL
+	 * error outside class YD -- is logged.
+	 */
+	if ((strncmp(r->sqlstate, "YD", 2) != 0 && strcmp(r->sqlstate, "42501") != 0) ||
+		strcmp(r->sqlstate, "YD500") == 0 || strcmp(r->sqlstate, "YD503") == 0)
 		gw_log("internal error from dynindex.api: %s", logged ? logged : "");
 }
 
