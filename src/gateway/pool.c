@@ -14,9 +14,14 @@
  * when its connection failed may or may not have committed: it is answered
  * DB_UNKNOWN (InternalServerError) and never re-sent, as a non-idempotent
  * write must not apply twice.  Only the read-only key lookup is re-sent.
- * While no connection can be opened, waiting jobs fail at once with
- * DB_UNAVAILABLE; the next job tries to connect again.  A job unanswered
- * after --request-timeout gets DB_TIMEOUT (its statement is cancelled).
+ * While no connection can be opened (an outage: PostgreSQL stopped, killed,
+ * restarting), every waiting job fails at once with DB_UNAVAILABLE, and at
+ * most one connection attempt of the pool is in flight: the next job's, or
+ * the pool's own, retried with back-off (BACKOFF_MIN doubling up to
+ * BACKOFF_MAX) so that the end of the outage is noticed without traffic.
+ * An outage is logged once when it starts and once when it ends.  A job
+ * unanswered after --request-timeout gets DB_TIMEOUT (its statement is
+ * cancelled).
  *
  * Standbys (--standby): each has a pool of its own, the same kind.  A job
  * marked eventual (an eventually consistent read) goes to a standby that
@@ -61,6 +66,10 @@
 #define SETUP_PREPARE_ROLE 2
 #define SETUP_ACCOUNT 3
 
+/* during an outage, the pool's own connection attempts: every 0.25 s, doubling up to 5 s */
+#define BACKOFF_MIN 0.25
+#define BACKOFF_MAX 5.0
+
 typedef enum SlotState
 {
 	SLOT_DOWN,
@@ -100,7 +109,11 @@ struct Pool
 	DbJob	   *wait_tail;
 	int			nwaiting;
 	PoolStats	stats;
-	bool		failure_logged; /* a standby's connect failure was logged (log it once) */
+	bool		outage;			/* no connection could be opened: jobs fail at once */
+	double		outage_since;
+	double		retry_at;		/* the pool's next own attempt during the outage */
+	double		backoff;		/* seconds from a failed attempt to the next own one */
+	long		outage_attempts;	/* failed attempts during the outage */
 };
 
 static Pool primary;
@@ -250,15 +263,53 @@ log_pq(const char *what, const char *m)
 	log_pq_of(NULL, what, m);
 }
 
-/* A connection attempt of p failed: count it, log it (a standby's once until it is back). */
+/* Has p a connection that is open (READY, or SETUP: its statements run once set up)? */
+static bool
+pool_usable(const Pool *p)
+{
+	for (int i = 0; i < p->nslots; i++)
+		if (p->slots[i].state == SLOT_READY || p->slots[i].state == SLOT_SETUP)
+			return true;
+	return false;
+}
+
+/* Is a connection of p being opened? */
+static bool
+pool_connecting(const Pool *p)
+{
+	for (int i = 0; i < p->nslots; i++)
+		if (p->slots[i].state == SLOT_CONNECTING)
+			return true;
+	return false;
+}
+
+/*
+ * A connection attempt of p failed: count it.  With no other connection
+ * open, this is an outage: log it once, when it starts, and schedule the
+ * pool's next own attempt with back-off.
+ */
 static void
 connect_failed(Pool *p, const char *m)
 {
 	p->stats.connect_failures++;
-	if (p->standby && p->failure_logged)
+	if (pool_usable(p))
+	{
+		/* the server is up but refused one more connection (max_connections...) */
+		log_pq_of(p, "cannot open another connection to PostgreSQL", m);
 		return;
-	p->failure_logged = true;
-	log_pq_of(p, "cannot connect to PostgreSQL", m);
+	}
+	if (!p->outage)
+	{
+		p->outage = true;
+		p->outage_since = gw_now();
+		p->outage_attempts = 0;
+		p->backoff = BACKOFF_MIN;
+		log_pq_of(p, "cannot connect to PostgreSQL: requests fail with InternalServerError until it is back (logged once)", m);
+	}
+	else
+		p->backoff = p->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : p->backoff * 2;
+	p->outage_attempts++;
+	p->retry_at = gw_now() + p->backoff;
 }
 
 /* Watch the slot's socket for input, and for output while libpq has unsent data. */
@@ -454,9 +505,13 @@ slot_connected(PgSlot *s)
 	s->state = SLOT_SETUP;
 	s->prepared = true;			/* until a prepare fails */
 	s->pool->stats.connects++;
-	if (s->pool->failure_logged && s->pool->standby)
-		gw_log("standby %s: connected", s->pool->name);
-	s->pool->failure_logged = false;
+	if (s->pool->outage)
+	{
+		gw_log("%s%s%sconnected to PostgreSQL again after %.1f s (%ld failed connection attempts)",
+			   s->pool->standby ? "standby " : "", s->pool->standby ? s->pool->name : "",
+			   s->pool->standby ? ": " : "", gw_now() - s->pool->outage_since, s->pool->outage_attempts);
+		s->pool->outage = false;
+	}
 	if (s->ever_connected)
 		s->pool->stats.reconnects++;
 	s->ever_connected = true;
@@ -468,13 +523,16 @@ slot_connected(PgSlot *s)
 	slot_watch_update(s);
 }
 
-/* No connection of p is open or opening: nothing waiting there can run now. */
+/*
+ * A connection attempt of p failed: with no connection of p open, nothing
+ * waiting there can run now, and it fails at once (not after the outage,
+ * nor after --request-timeout), even while other attempts are in flight.
+ */
 static void
 fail_waiting_if_down(Pool *p)
 {
-	for (int i = 0; i < p->nslots; i++)
-		if (p->slots[i].state != SLOT_DOWN)
-			return;
+	if (pool_usable(p))
+		return;
 	while (p->wait_head)
 		job_fail(waitq_pop(p), DB_UNAVAILABLE);
 }
@@ -837,8 +895,11 @@ dispatch(Pool *p)
 		/* An idle connection: send at once. */
 		if (best == NULL || best->inflight > 0)
 		{
-			/* Open another connection while the pool is not full... */
-			if (down && !connect_failed && opening < p->nwaiting)
+			/*
+			 * Open another connection while the pool is not full (during
+			 * an outage one attempt at a time: the jobs wait for it)...
+			 */
+			if (down && !connect_failed && opening < p->nwaiting && !(p->outage && opening > 0))
 			{
 				if (slot_connect_start(down))
 					continue;
@@ -950,6 +1011,17 @@ pool_tick(Pool *p, double now)
 	p->wait_head = keep_head;
 	p->wait_tail = keep_tail;
 	p->nwaiting = kept;
+	/* an outage: the pool's own attempt, with back-off, notices its end without traffic */
+	if (p->outage && now >= p->retry_at && !pool_usable(p) && !pool_connecting(p))
+	{
+		for (int i = 0; i < p->nslots; i++)
+			if (p->slots[i].state == SLOT_DOWN)
+			{
+				if (!slot_connect_start(&p->slots[i]))
+					fail_waiting_if_down(p);
+				break;
+			}
+	}
 	for (int i = 0; i < p->nslots; i++)
 	{
 		PgSlot	   *s = &p->slots[i];
