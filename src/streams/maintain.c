@@ -249,14 +249,60 @@ dynindex_maintain_streams(PG_FUNCTION_ARGS)
 }
 
 /*
+ * When the next round has something to do, as far as the rows say now: the
+ * oldest open shard of an enabled stream holding settled records reaches
+ * the lifetime, an open shard of a disabled stream (now), the oldest record
+ * reaches the retention, a closed shard or a disabled stream reaches it.
+ * Rows written later are due no earlier than now + min(lifetime,
+ * retention), which bounds the answer (an idle stream's open shard holds no
+ * settled record: it rotates once it has some, within that bound).  One
+ * index probe per stream bucket.
+ */
+static TimestampTz
+next_due(int64 horizon)
+{
+	Oid			types[3] = {INT4OID, INT4OID, INT8OID};
+	Datum		args[3];
+	bool		isnull;
+	Datum		d;
+
+	args[0] = Int32GetDatum(dynindex_stream_shard_lifetime_s);
+	args[1] = Int32GetDatum(dynindex_stream_retention_s);
+	args[2] = Int64GetDatum(horizon);
+	run("SELECT least("
+		" (SELECT min(h.created_at) FROM dynindex.stream_shards h JOIN dynindex.streams s USING (stream_id)"
+		"   WHERE h.end_seq IS NULL AND s.disabled_at IS NULL AND h.start_seq < $3) + make_interval(secs => $1),"
+		" (SELECT now() FROM dynindex.stream_shards h JOIN dynindex.streams s USING (stream_id)"
+		"   WHERE h.end_seq IS NULL AND s.disabled_at IS NOT NULL LIMIT 1),"
+		" (SELECT min(x.created_at) FROM dynindex.streams s"
+		"   CROSS JOIN LATERAL generate_series(0, s.shard_count - 1) AS b(bucket)"
+		"   CROSS JOIN LATERAL (SELECT r.created_at FROM dynindex.stream_records r"
+		"     WHERE r.stream_id = s.stream_id AND r.bucket = b.bucket ORDER BY r.seq LIMIT 1) x)"
+		"   + make_interval(secs => $2),"
+		" (SELECT min(h.closed_at) FROM dynindex.stream_shards h WHERE h.end_seq IS NOT NULL) + make_interval(secs => $2),"
+		" (SELECT min(s.disabled_at) FROM dynindex.streams s WHERE s.disabled_at IS NOT NULL) + make_interval(secs => $2),"
+		" now() + make_interval(secs => least($1, $2)))",
+		3, types, args, SPI_OK_SELECT);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? 0 : DatumGetTimestampTz(d);
+}
+
+/*
  * The worker's round, in its own transaction.  An error is reported and
  * dropped (the next round tries again), never raised: the caller's GSI
  * loop must go on.  A database still at 0.1 (no stream tables) is skipped.
+ * Returns when the next round is due: next_due(), but not before the
+ * maintenance interval (an overdue shard with nothing settled waits for its
+ * writers that long); after an error or while another session maintains,
+ * in an interval.
  */
-void
+TimestampTz
 DynStreamsMaintainDatabase(void)
 {
 	MemoryContext cxt = CurrentMemoryContext;
+	TimestampTz start = GetCurrentTimestamp();
+	TimestampTz earliest = TimestampTzPlusMilliseconds(start, (int64) dynindex_stream_maintenance_interval_s * 1000);
+	volatile TimestampTz next = earliest;
 
 	PG_TRY();
 	{
@@ -273,8 +319,11 @@ DynStreamsMaintainDatabase(void)
 		if (SPI_execute("SELECT to_regclass('dynindex.stream_trim') IS NOT NULL", true, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not look for the stream tables");
 		present = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		if (present)
-			(void) maintain(&c);
+		if (present && maintain(&c))
+			next = next_due(DynStreamReadHorizon());
+		else if (!present)
+			next = TimestampTzPlusMilliseconds(start, (int64) Min(dynindex_stream_shard_lifetime_s,
+																	dynindex_stream_retention_s) * 1000);	/* 0.1: no stream yet */
 		PopActiveSnapshot();
 		SPI_finish();
 		CommitTransactionCommand();
@@ -288,7 +337,9 @@ DynStreamsMaintainDatabase(void)
 		EmitErrorReport();
 		AbortOutOfAnyTransaction();
 		FlushErrorState();
+		next = earliest;
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(cxt);
+	return next != 0 && next > earliest ? next : earliest;
 }

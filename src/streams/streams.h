@@ -13,6 +13,8 @@
 #ifndef DYNINDEX_STREAMS_H
 #define DYNINDEX_STREAMS_H
 
+#include "datatype/timestamp.h"
+
 #include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
 
@@ -98,6 +100,7 @@ extern int	dynindex_stream_iterator_lifetime_s;
 /* GUCs (from _PG_init). */
 extern void DynStreamsMaintainInit(void);
 /* The worker's round in its own transaction; never raises. */
-extern void DynStreamsMaintainDatabase(void);
+/* The worker's round; returns when the next round has work, at the earliest now + interval. */
+extern TimestampTz DynStreamsMaintainDatabase(void);
 
 #endif

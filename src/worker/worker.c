@@ -46,6 +46,10 @@
 #include "worker/worker.h"
 #include "write/write.h"
 
+/* an idle worker: after this many empty rounds it sleeps until a deadline, at most DYN_IDLE_SLEEP_MS */
+#define DYN_IDLE_ROUNDS 5
+#define DYN_IDLE_SLEEP_MS 60000
+
 int			dynindex_worker_naptime_ms = 1000;
 int			dynindex_gsi_batch_size = 500;
 int			dynindex_ttl_interval_s = 60;
@@ -139,7 +143,7 @@ DynWorkerInit(void)
 	BackgroundWorker bgw;
 
 	DefineCustomIntVariable("dynindex.worker_naptime",
-							"How long a GSI worker sleeps when idle (it is woken at every commit that queues changes).",
+							"How often a GSI worker polls for a few rounds after its last work (it is woken at every commit that queues changes; idle, it sleeps until a deadline).",
 							NULL, &dynindex_worker_naptime_ms, 1000, 10, 3600000,
 							PGC_SIGHUP, GUC_UNIT_MS, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex.gsi_batch_size",
@@ -361,6 +365,8 @@ dynindex_worker_main(Datum arg)
 	volatile bool in_batch = false;
 	TimestampTz next_ttl;		/* when the next Time to Live round is due */
 	volatile TimestampTz next_streams = 0;	/* when the next stream maintenance is due */
+	volatile bool applied;		/* this round applied GSI changes */
+	int			idle_rounds = 0;	/* rounds in a row with nothing to do, no wake-up */
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -409,6 +415,7 @@ dynindex_worker_main(Datum arg)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
+			next_streams = 0;	/* the lifetime or retention may have changed */
 		}
 		ResetLatch(MyLatch);
 		MemoryContextSwitchTo(loop_cxt);
@@ -421,6 +428,7 @@ dynindex_worker_main(Datum arg)
 		}
 		pgstat_report_activity(STATE_RUNNING, "applying GSI changes");
 		more = false;
+		applied = false;
 		in_batch = true;
 		PG_TRY();
 		{
@@ -428,6 +436,7 @@ dynindex_worker_main(Datum arg)
 
 			while ((n = DynGsiApplyBatch(isolate > 0 ? 1 : dynindex_gsi_batch_size)) > 0)
 			{
+				applied = true;
 				isolate = Max(0, isolate - n);
 				CHECK_FOR_INTERRUPTS();
 				DynWorkerExitIfOrphaned();
@@ -508,20 +517,40 @@ dynindex_worker_main(Datum arg)
 			GetCurrentTimestamp() >= next_streams)
 		{
 			pgstat_report_activity(STATE_RUNNING, "maintaining streams");
-			DynStreamsMaintainDatabase();
+			/* the next round when the rows say something is due, not every interval */
+			next_streams = DynStreamsMaintainDatabase();
 			pgstat_report_activity(STATE_IDLE, NULL);
 			MemoryContextSwitchTo(loop_cxt);
 			MemoryContextReset(loop_cxt);
-			next_streams = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
-													   (int64) dynindex_stream_maintenance_interval_s * 1000);
 		}
-		timeout = dynindex_worker_naptime_ms;
-		if (dynindex_ttl_interval_s > 0)
+
+		/*
+		 * How long to sleep on the latch.  Writers set it when they commit
+		 * GSI changes, so an idle database needs no polling: after
+		 * DYN_IDLE_ROUNDS rounds in a row with nothing to do and no wake-up
+		 * (a few, for a waker whose transaction was not visible yet when
+		 * the latch woke us: UpdateTable and EnableStream wake before their
+		 * commit), the worker sleeps until its next deadline (Time to Live,
+		 * stream maintenance), at most DYN_IDLE_SLEEP_MS.  Issue #23 item 10:
+		 * a worker woke every naptime and maintained streams every 5 s.
+		 */
+		if (applied || more || failures > 0)
+			idle_rounds = 0;
+		else if (idle_rounds < DYN_IDLE_ROUNDS)
+			idle_rounds++;
+		timeout = idle_rounds < DYN_IDLE_ROUNDS ? dynindex_worker_naptime_ms :
+			Max(dynindex_worker_naptime_ms, DYN_IDLE_SLEEP_MS);
 		{
+			TimestampTz now = GetCurrentTimestamp();
+			TimestampTz deadline = TimestampTzPlusMilliseconds(now, timeout);
 			long		secs;
 			int			usecs;
 
-			TimestampDifference(GetCurrentTimestamp(), next_ttl, &secs, &usecs);
+			if (dynindex_ttl_interval_s > 0 && next_ttl < deadline)
+				deadline = next_ttl;
+			if (dynindex_stream_maintenance_interval_s > 0 && next_streams < deadline)
+				deadline = next_streams;
+			TimestampDifference(now, deadline, &secs, &usecs);
 			timeout = Max(1L, Min(timeout, secs * 1000L + usecs / 1000));
 		}
 		if (failures > 0)
@@ -533,7 +562,8 @@ dynindex_worker_main(Datum arg)
 		}
 		if (more)
 			continue;
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 timeout, PG_WAIT_EXTENSION);
+		if (WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+					  timeout, PG_WAIT_EXTENSION) & WL_LATCH_SET)
+			idle_rounds = 0;	/* woken: poll a few rounds in case the waker has not committed */
 	}
 }
