@@ -21,7 +21,7 @@ CACHE="${DYNINDEX_CHROOT_CACHE:-/var/cache/dynindex/chroots}"
 MIRROR="${DYNINDEX_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 R="$CACHE/$DIST"
 CITUS_DIR="$ROOT/../shared/vendor/citus"
-CITUS_MAJORS="15 16 17"     # Citus 13.2 (shared/vendor/citus): docs/scaling.md
+DI_NO_DETECT=1 . "$HERE/common.sh"    # DI_CITUS_MAJORS; the major is the root file system's
 
 log() { printf '==> [%s] %s\n' "$DIST" "$*"; }
 die() { printf 'ERROR: [%s] %s\n' "$DIST" "$*" >&2; exit 1; }
@@ -114,14 +114,14 @@ tar -C "$ROOT" --exclude=./.git --exclude=./.run --exclude=./deb --exclude='*.o'
     --exclude=./results --exclude=./output_iso --exclude=./log -cf - . | tar -C "$R/srv/dynindex" -xf -
 inside env PG_MAJOR="$MAJOR" bash /srv/dynindex/test/bin/deps.sh || die "installing the dependencies failed"
 if [ -f "$CITUS_DIR/build.sh" ]; then
-    if [[ " $CITUS_MAJORS " == *" $MAJOR "* ]]; then
+    if [[ " $DI_CITUS_MAJORS " == *" $MAJOR "* ]]; then
         mkdir -p "$R/srv/shared/vendor"
         cp -a "$CITUS_DIR" "$R/srv/shared/vendor/"
         log "Citus for PostgreSQL $MAJOR (../shared/vendor/citus/build.sh; does nothing when installed)"
         inside env PG_CONFIG="/usr/lib/postgresql/$MAJOR/bin/pg_config" timeout 1200 bash /srv/shared/vendor/citus/build.sh 2>&1 | tail -n 3 \
             || log "building Citus failed: the citus suite will say so"
     else
-        log "Citus: the vendored Citus supports PostgreSQL ${CITUS_MAJORS// /, }, not $MAJOR: the citus suite is skipped"
+        log "Citus: the vendored Citus supports PostgreSQL ${DI_CITUS_MAJORS// /, }, not $MAJOR: the citus suite is skipped"
     fi
 fi
 [ "$MODE" = --prepare ] && { log "ready"; exit 0; }

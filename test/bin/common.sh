@@ -5,6 +5,7 @@
 
 DI_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 DI_SUPPORTED_MAJORS="15 16 17 18"     # docs/versions.md
+DI_CITUS_MAJORS="15 16 17"            # those the vendored Citus 13.2 supports (docs/scaling.md)
 
 di_log()  { printf '==> %s\n' "$*"; }
 di_warn() { printf 'WARNING: %s\n' "$*" >&2; }
@@ -49,7 +50,7 @@ di_detect_major() {
     fi
     export PG_MAJOR
 }
-di_detect_major
+[ "${DI_NO_DETECT:-0}" = 1 ] || di_detect_major
 
 di_is_root() { [ "$(id -u)" -eq 0 ]; }
 

@@ -229,7 +229,7 @@ if want citus; then
     PG_CONFIG="$PGC" timeout --kill-after=30 1200 bash test/citus/run.sh "$TREE" 2>&1 | tee .suite-citus.out
     st=${PIPESTATUS[0]}
     if [ "$st" -eq 3 ]; then
-        case " 15 16 17 " in
+        case " $DI_CITUS_MAJORS " in
             *" $PG_MAJOR "*) result citus SKIPPED "Citus is not installed: bash ../shared/vendor/citus/build.sh installs it (.ci/run does)" ;;
             *) result citus SKIPPED "the vendored Citus 13.2 supports PostgreSQL 15-17, not $PG_MAJOR (docs/scaling.md)" ;;
         esac
