@@ -20,26 +20,31 @@
  * Commit: a write that also records something on the coordinator (a GSI
  * change, a stream record, a transaction token) commits with Citus's
  * two-phase commit, so that the coordinator's local commit decides for the
- * workers too (DynStorageCommitWithLocal), and the GSI worker reads an item
+ * workers too (DynStorageCommitWithLocal: it updates a Citus local table on
+ * the coordinator, which makes Citus choose 2PC), and the GSI worker reads an item
  * only once the prepared transactions of its writer are committed on every
  * worker (DynStorageWritersCommitted).
  */
 #include "postgres.h"
 
-#include <dlfcn.h>
-
+#include "access/transam.h"
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_namespace.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "common/pg_compat.h"
+#include "security/security.h"
 #include "storage/storage.h"
 
 bool		dynindex_distributed = false;
@@ -65,40 +70,179 @@ DynStorageDistributing(void)
 	return true;
 }
 
-/* Citus's Use2PCForCoordinatedTransaction, or NULL when Citus is not loaded. */
-typedef void (*use_2pc_fn) (void);
-static use_2pc_fn citus_use_2pc = NULL;
-static bool citus_use_2pc_looked_up = false;
-
 /*
- * The current transaction writes records on the coordinator (the GSI queue,
- * a stream, a transaction token) that must commit if and only if its
+ * Two-phase commit for a write with records on the coordinator.
+ *
+ * The current transaction may write records on the coordinator (the GSI
+ * queue, a stream, a transaction token) that must commit if and only if its
  * storage writes on the workers commit.  A transaction that modified one
  * worker only is committed by Citus with a plain COMMIT sent to the worker
  * before the local commit: when the worker commits but its answer is lost
  * (it crashed at that moment), the local transaction aborts and the item
- * stays written without its records — a GSI entry or stream record missing
- * for good.  With two-phase commit the local commit is the decision, and
- * Citus's recovery commits a worker's prepared transaction later if the
- * worker was unreachable.  Citus exports no SQL for this, so its C entry
- * point is looked up among the loaded libraries (citus is in
- * shared_preload_libraries); without Citus this does nothing.
+ * stays written without its records, for good.  With two-phase commit the
+ * local commit is the decision, and Citus's recovery commits a worker's
+ * prepared transaction later if the worker was unreachable.
+ *
+ * Citus has no SQL to ask for two-phase commit, and its C entry point
+ * (Use2PCForCoordinatedTransaction) is not exported by builds for
+ * PostgreSQL 16 and later (PGXS compiles with -fvisibility=hidden).  But
+ * Citus chooses two-phase commit itself for a transaction that modifies a
+ * Citus table on the coordinator besides a worker: any modification its
+ * local executor runs does (local_executor.c).  So the coordinator has one
+ * such table, the commit marker (COMMIT_MARKER, a Citus local table:
+ * citus_add_local_table_to_metadata), registered when dynindex distributes
+ * its first relation, and a write with records updates its backend's row
+ * of it, once per transaction.  The rows are per backend slot, so
+ * concurrent writers never wait for each other; the update is a HOT update
+ * of one small row.  docs/scaling.md has the options weighed.
+ */
+#define COMMIT_MARKER_NAME "citus_commit"
+#define COMMIT_MARKER "dynindex." COMMIT_MARKER_NAME
+
+/* What a write with coordinator records does in this backend. */
+typedef enum CommitMode
+{
+	COMMIT_UNKNOWN,				/* look it up (again, after a relcache invalidation) */
+	COMMIT_LOCAL,				/* no Citus, or no distributed storage: nothing */
+	COMMIT_MARKER_UPDATE,		/* update the commit marker */
+	COMMIT_UNREGISTERED			/* distributed storage but no marker: warn */
+} CommitMode;
+
+static CommitMode commit_mode = COMMIT_UNKNOWN;
+static bool commit_callbacks_registered = false;
+static bool commit_marked = false;	/* the marker was updated in this transaction */
+static bool commit_warned = false;
+static SPIPlanPtr commit_plan = NULL;
+
+/* Any relcache invalidation (the marker registered, a table distributed): look again. */
+static void
+commit_mode_inval(Datum arg, Oid relid)
+{
+	commit_mode = COMMIT_UNKNOWN;
+}
+
+/* The marker is updated once per transaction. */
+static void
+commit_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT ||
+		event == XACT_EVENT_PREPARE)
+		commit_marked = false;
+}
+
+/* Is the commit marker a Citus table (Citus installed)? */
+static bool
+commit_marker_registered(void)
+{
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = "
+					"pg_catalog.to_regclass('" COMMIT_MARKER "')", false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the commit marker");
+	return SPI_processed > 0;
+}
+
+/* This backend's commit mode (one look-up per relcache invalidation). */
+static CommitMode
+commit_mode_lookup(void)
+{
+	if (!citus_present())
+		return COMMIT_LOCAL;
+	if (commit_marker_registered())
+		return COMMIT_MARKER_UPDATE;
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_dist_partition p JOIN pg_catalog.pg_class c "
+					"ON c.oid = p.logicalrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+					"WHERE n.nspname = '" DYN_DATA_SCHEMA "'", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up distributed storage");
+	return SPI_processed > 0 ? COMMIT_UNREGISTERED : COMMIT_LOCAL;
+}
+
+/*
+ * Make the commit marker a Citus local table, once (a no-op when it is):
+ * created in the extension's schema with the owner's rights, registered in
+ * Citus's metadata, which needs the coordinator there
+ * (citus_set_coordinator_host).
+ */
+static void
+commit_marker_register(void)
+{
+	DynSecurityState sec;
+
+	if (commit_marker_registered())
+		return;
+	if (SPI_execute("SELECT 1 FROM pg_catalog.pg_dist_node WHERE groupid = 0", true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not look up the coordinator in Citus's metadata");
+	if (SPI_processed == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("dynindex on Citus needs the coordinator in Citus's metadata"),
+				 errdetail("Writes with records on the coordinator commit with two-phase commit through a "
+						   "Citus local table there."),
+				 errhint("SELECT citus_set_coordinator_host('<coordinator host>', <port>); on the coordinator.")));
+	DynSecurityBeginInternal(&sec);
+	if (!OidIsValid(get_relname_relid(COMMIT_MARKER_NAME, get_namespace_oid("dynindex", false))) &&
+		(SPI_execute("CREATE TABLE " COMMIT_MARKER " (slot int4 PRIMARY KEY, writer int8 NOT NULL)",
+					 false, 0) != SPI_OK_UTILITY ||
+		 SPI_execute("COMMENT ON TABLE " COMMIT_MARKER " IS 'One row per backend slot, updated by a write "
+					 "with records on the coordinator so that Citus commits it with two-phase commit "
+					 "(internal; docs/scaling.md).'", false, 0) != SPI_OK_UTILITY))
+		elog(ERROR, "could not create the commit marker");
+	if (SPI_execute("SELECT pg_catalog.citus_add_local_table_to_metadata('" COMMIT_MARKER "')",
+					false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not register the commit marker");
+	DynSecurityEndInternal(&sec);
+}
+
+/*
+ * The current transaction writes records on the coordinator that must
+ * commit with its storage writes: on Citus, make it commit with two-phase
+ * commit (see above).  Without Citus, or with no distributed storage, this
+ * does nothing.
  */
 void
 DynStorageCommitWithLocal(void)
 {
-	if (!citus_use_2pc_looked_up)
+	DynSecurityState sec;
+	Datum		args[2];
+
+	if (commit_marked)
+		return;
+	if (!commit_callbacks_registered)
 	{
-		citus_use_2pc_looked_up = true;
-		citus_use_2pc = (use_2pc_fn) dlsym(RTLD_DEFAULT, "Use2PCForCoordinatedTransaction");
-		if (citus_use_2pc == NULL && dlsym(RTLD_DEFAULT, "pg_finfo_citus_version") != NULL)
-			ereport(WARNING,
-					(errmsg("dynindex: this build of Citus does not export Use2PCForCoordinatedTransaction"),
-					 errdetail("Writes to one worker commit with single-phase commit: a worker failing at "
-							   "commit can leave an item without its GSI change or stream record.")));
+		CacheRegisterRelcacheCallback(commit_mode_inval, (Datum) 0);
+		RegisterXactCallback(commit_xact_callback, NULL);
+		commit_callbacks_registered = true;
 	}
-	if (citus_use_2pc)
-		citus_use_2pc();
+	if (commit_mode == COMMIT_UNKNOWN)
+		commit_mode = commit_mode_lookup();
+	if (commit_mode == COMMIT_LOCAL)
+		return;
+	if (commit_mode == COMMIT_UNREGISTERED)
+	{
+		if (!commit_warned)
+			ereport(WARNING,
+					(errmsg("dynindex: distributed tables but no commit marker: writes to one worker commit with single-phase commit"),
+					 errdetail("A worker failing at commit can leave an item without its GSI change or stream record."),
+					 errhint("SELECT dynindex.distribute_table('<any table>') registers it (docs/scaling.md).")));
+		commit_warned = true;
+		return;
+	}
+	if (commit_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("INSERT INTO " COMMIT_MARKER " (slot, writer) VALUES ($1, $2) "
+									   "ON CONFLICT (slot) DO UPDATE SET writer = EXCLUDED.writer",
+									   2, (Oid[]) {INT4OID, INT8OID});
+
+		if (plan == NULL || SPI_keepplan(plan) != 0)
+			elog(ERROR, "could not prepare the commit marker's update");
+		commit_plan = plan;
+	}
+	args[0] = Int32GetDatum(GetNumberFromPGProc(MyProc));
+	args[1] = Int64GetDatum((int64) U64FromFullTransactionId(GetTopFullTransactionId()));
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_plan(commit_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not update the commit marker");
+	DynSecurityEndInternal(&sec);
+	commit_marked = true;
 }
 
 /*
@@ -159,7 +303,8 @@ DynStorageIsDistributed(const char *relation)
 
 /*
  * Distribute a storage relation on column, co-located with colocate_with
- * (NULL: Citus's default group).  Its write guard goes first.
+ * (NULL: Citus's default group).  The commit marker is registered first
+ * (once), its write guard dropped.
  */
 void
 DynStorageDistribute(const char *relation, const char *column, const char *colocate_with)
@@ -167,6 +312,7 @@ DynStorageDistribute(const char *relation, const char *column, const char *coloc
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		args[3];
 
+	commit_marker_register();
 	args[0] = CStringGetTextDatum(relation);
 	if (SPI_execute_with_args("SELECT 1 FROM pg_catalog.pg_trigger WHERE tgrelid = $1::regclass "
 							  "AND tgname = 'dynindex_guard'", 1, types, args, NULL, true, 1) != SPI_OK_SELECT)
@@ -203,6 +349,7 @@ dynindex_distribute_table(PG_FUNCTION_ARGS)
 		elog(ERROR, "SPI_connect failed");
 	DynCatalogRevalidate();
 	t = DynCatalogGetTableOrNotFound(name);
+	commit_marker_register();	/* also for tables distributed before it existed */
 	if (!DynStorageIsDistributed(t->storage))
 	{
 		DynStorageDistribute(t->storage, "pk", NULL);

@@ -12,6 +12,12 @@ TREE="$(cd "${1:?usage: run.sh TREE}" && pwd)"
 PGC="${PG_CONFIG:-pg_config}"
 BINDIR="$("$PGC" --bindir)"
 LIBDIR="$("$PGC" --pkglibdir)"
+# The vendored Citus 13.2 supports PostgreSQL 15, 16 and 17 (docs/scaling.md#tests)
+MAJOR="$("$PGC" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')"
+case "$MAJOR" in
+    15|16|17) ;;
+    *) echo "citus: SKIPPED: Citus 13.2 supports PostgreSQL 15, 16 and 17, not $MAJOR"; exit 3 ;;
+esac
 if [ ! -f "$LIBDIR/citus.so" ]; then
     echo "citus: SKIPPED: Citus is not installed in $LIBDIR (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
     exit 3

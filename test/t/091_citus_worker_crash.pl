@@ -19,10 +19,8 @@ use IPC::Run;
 use JSON::PP;
 use Time::HiRes qw(usleep);
 
-my $pkglibdir = `pg_config --pkglibdir`;
-chomp $pkglibdir;
-plan skip_all => "Citus is not installed in $pkglibdir (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
-  unless -f "$pkglibdir/citus.so";
+my $skip = citus_skip_reason();
+plan skip_all => $skip if $skip;
 
 my $SESSIONS    = 3;      # concurrent writers
 my $PER_SESSION = 1200;   # items each session writes

@@ -7,8 +7,9 @@
 # worker's part by hand (as Citus does, with a Citus gid and its record in
 # pg_dist_transaction); Citus's own periodic recovery is off, so only the GSI
 # worker can commit it.  Also shows that a write recording a GSI change or a
-# stream record commits with two-phase commit, and one recording nothing on
-# the coordinator does not.  Skipped when Citus is not installed.
+# stream record or a ClientRequestToken commits with two-phase commit, and one
+# recording nothing on the coordinator does not; and how a cluster distributed
+# before the commit marker existed gets it.  Skipped when Citus is not installed.
 use strict;
 use warnings;
 use PostgreSQL::Test::Cluster;
@@ -19,10 +20,8 @@ use FindBin;
 use lib $FindBin::RealBin;
 use DynCitus;
 
-my $pkglibdir = `pg_config --pkglibdir`;
-chomp $pkglibdir;
-plan skip_all => "Citus is not installed in $pkglibdir (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
-  unless -f "$pkglibdir/citus.so";
+my $skip = citus_skip_reason();
+plan skip_all => $skip if $skip;
 
 my @nodes = citus_cluster([ 'worker' ],
 	"max_prepared_transactions = 20",
@@ -64,6 +63,12 @@ is(prepares('PutItem', '{"TableName":"Orders","Item":{"pk":{"S":"a"},"st":{"S":"
 	'a write queueing a GSI change commits with two-phase commit');
 is(prepares('PutItem', '{"TableName":"Streamed","Item":{"pk":{"S":"s1"}}}'), 'two-phase',
 	'a write recording a stream record commits with two-phase commit');
+is(prepares('TransactWriteItems', '{"ClientRequestToken":"tok1","TransactItems":[{"Put":{"TableName":"Plain","Item":{"pk":{"S":"p2"}}}}]}'),
+	'two-phase', 'a transaction recording its ClientRequestToken commits with two-phase commit');
+# how: the write also updates the commit marker, a Citus local table on the coordinator
+is($coord->safe_psql('postgres', q{SELECT p.partmethod::text || ' ' || pl.groupid FROM pg_dist_partition p
+  JOIN pg_dist_shard s USING (logicalrelid) JOIN pg_dist_placement pl USING (shardid)
+  WHERE p.logicalrelid = 'dynindex.citus_commit'::regclass}), 'n 0', 'the commit marker is a Citus local table on the coordinator');
 is($coord->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't', 'the GSI caught up');
 
 my $count_open = sub {
@@ -127,6 +132,19 @@ is($coord->safe_psql('postgres', "SELECT count(*) FROM $storage"), '0', 'the ite
 is($count_open->(), '0', 'the GSI entry is gone with it');
 is($coord->safe_psql('postgres', q{SELECT index_name || ' ' || missing || ' ' || extra || ' ' || stale FROM dynindex.verify_indexes('Orders')}),
 	'bySt 0 0 0', '0 index discrepancies');
+
+# 3. A cluster whose tables were distributed before the commit marker existed
+#    (dynindex 0.2): writes warn and commit in one phase until distribute_table
+#    registers the marker.
+$coord->safe_psql('postgres', q{SELECT undistribute_table('dynindex.citus_commit')});
+my (undef, undef, $err) = $coord->psql('postgres', q{SET citus.log_remote_commands = on; SET client_min_messages = log;
+  SELECT dynindex.api('PutItem', '{"TableName":"Streamed","Item":{"pk":{"S":"s2"}}}')});
+like($err, qr/WARNING:  dynindex: distributed tables but no commit marker/, 'without the marker a write with records warns');
+unlike($err, qr/PREPARE TRANSACTION/, '... and commits in one phase');
+is($coord->safe_psql('postgres', q{SELECT dynindex.distribute_table('Streamed')}), '0',
+	'distribute_table on a distributed table distributes nothing');
+is(prepares('PutItem', '{"TableName":"Streamed","Item":{"pk":{"S":"s3"}}}'), 'two-phase',
+	'but registers the marker: writes commit with two-phase commit again');
 
 $_->stop for reverse @nodes;
 done_testing();

@@ -10,7 +10,21 @@ use Exporter 'import';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(citus_cluster);
+our @EXPORT = qw(citus_cluster citus_skip_reason);
+
+# Why the Citus tests cannot run here, or undef: the vendored Citus 13.2
+# supports PostgreSQL 15, 16 and 17 (docs/scaling.md#tests), and must be installed.
+sub citus_skip_reason
+{
+	my ($major) = `pg_config --version` =~ /^PostgreSQL (\d+)/;
+	return "Citus 13.2 supports PostgreSQL 15, 16 and 17, not $major"
+	  unless grep { $_ == $major } 15, 16, 17;
+	my $pkglibdir = `pg_config --pkglibdir`;
+	chomp $pkglibdir;
+	return "Citus is not installed in $pkglibdir (bash ../shared/vendor/citus/build.sh installs it; .ci/run does)"
+	  unless -f "$pkglibdir/citus.so";
+	return undef;
+}
 
 # citus_cluster(\@worker_names, @settings): the started nodes, coordinator
 # first; @settings are postgresql.conf lines added to every node.
