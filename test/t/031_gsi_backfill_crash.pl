@@ -38,10 +38,14 @@ while ($node->safe_psql('postgres', q{SELECT backfill_pk IS NOT NULL FROM dynind
 	usleep(20_000);
 }
 # The worker commits with synchronous_commit = off (a lost chunk is only redone),
-# so the position seen may not be on disk yet.  A synchronously committed
-# transaction flushes the WAL up to its own commit, past the position's: from
-# here the position is durable, and the crash tests that it is used.
-$node->safe_psql('postgres', 'SELECT txid_current()');
+# so the position seen may not be on disk yet.  Wait until the WAL is flushed
+# past where it was inserted up to now (the WAL writer does it within
+# wal_writer_delay): from here the position is durable, and the crash tests that
+# it is used.  (A transaction that only takes an xid, as SELECT txid_current()
+# does, writes no WAL of its own and commits asynchronously: it flushes nothing.)
+my $lsn = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+$node->poll_query_until('postgres', "SELECT pg_current_wal_flush_lsn() >= '$lsn'::pg_lsn")
+  or BAIL_OUT('the WAL was not flushed');
 ok(crash_node($node), 'postmaster and backends are gone');
 
 # recovery without the worker: the backfill state survived the crash
