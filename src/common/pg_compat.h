@@ -46,13 +46,14 @@
 
 /*
  * A search path of pg_catalog alone for the statements that run with the
- * extension owner's rights (security.c).  Up to 16 an override search path
- * (no GUC work); 17 removed PushOverrideSearchPath(), so there the
- * search_path setting is set at a new GUC nesting level, undone by
- * DynPopCatalogSearchPath() or by the (sub)transaction's abort.
+ * extension owner's rights (security.c).  On 15 an override search path
+ * (no GUC work).  17 removed PushOverrideSearchPath(); from 16 on (16 cannot
+ * be built here, and the setting works there too: it takes the path that 17
+ * and 18 test) the search_path setting is set at a new GUC nesting level,
+ * undone by DynPopCatalogSearchPath() or by the (sub)transaction's abort.
  * Returns what the pop needs.
  */
-#if PG_VERSION_NUM >= 170000
+#if PG_VERSION_NUM >= 160000
 static inline int
 DynPushCatalogSearchPath(void)
 {
