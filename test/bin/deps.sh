@@ -19,6 +19,7 @@ PKGS=(
     build-essential                     # dpkg-buildpackage checks for it
 )
 
+di_log "PostgreSQL $PG_MAJOR (PG_MAJOR=NN or PG_CONFIG=... chooses another)"
 missing=()
 for p in "${PKGS[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
