@@ -10,12 +10,14 @@
  *   http.c   the DynamoDB endpoint on libmicrohttpd: protocol checks,
  *            suspend/resume around database work, connection limit
  *   pool.c   non-blocking libpq connections in pipeline mode, the API call,
- *            access-key lookup; a pool per server (the primary, each standby)
+ *            access-key lookup; a pool per server (the primary, each standby);
+ *            eventually consistent reads go where its router (standby.c) says
  *   jobs.c   jobs and their results, the access-key cache (shared with local.c)
  *   local.c  dynindex_http only: runs the jobs inside the server, through SPI
  *   bgworker.c  dynindex_http only: the background workers and their settings
  *   standby.c  eventually consistent reads on standbys: which requests, the
- *            standbys' replay lag, the choice of a standby
+ *            standbys' replay lag, the choice of a standby; above the pool,
+ *            which calls it only through the router it registers
  *   metrics.c  Prometheus metrics on a separate port; the counts are pushed
  *            to it (metrics_request, ...); in dynindex_http they are kept
  *            per worker in shared memory and summed by the scrape
@@ -356,23 +358,43 @@ extern int	pool_nstandbys(void);
 extern const char *pool_name(const Pool *p);
 extern int	pool_load(const Pool *p);
 
-/* ---- standby.c ---- */
-typedef enum StandbyEvent
+/* What became of an eventually consistent read (the pool tells its router). */
+typedef enum ReadEvent
 {
-	STANDBY_ANSWERED,			/* an eventually consistent read was answered by this server */
-	STANDBY_REROUTED			/* a standby did not answer one: it went to the primary */
-} StandbyEvent;
+	READ_ANSWERED,				/* the server it was given to answered it */
+	READ_REROUTED				/* a standby did not answer it: it went to the primary */
+} ReadEvent;
 
+/*
+ * The routing of eventually consistent reads among the pools, which the layer
+ * above (standby.c) fills in: the pool calls nothing of it by name.  Without
+ * a router every request goes to the primary.
+ */
+typedef struct PoolRouter
+{
+	/* The pool for an eventually consistent read, or NULL: the primary. */
+	Pool	   *(*choose) (void);
+	/* A read answered by (or rerouted from) pool p. */
+	void		(*count) (const Pool *p, ReadEvent e);
+	/* In db_tick, before the pool's timers: the router's own jobs (probes). */
+	void		(*tick) (double now);
+} PoolRouter;
+/* Route through r (static storage; NULL: no routing). */
+extern void pool_set_router(const PoolRouter *r);
+
+/* ---- standby.c ---- */
 /* Is this request an eventually consistent read (it may be served by a standby)? */
 extern bool gw_eventual_read(const char *op, const char *body);
 /* Parse a duration ("1s", "500ms", "2.5", "1min"): seconds, or -1 if invalid. */
 extern double gw_parse_duration(const char *s);
+/*
+ * After pool_init: set up the standbys' state and become the pool's router
+ * (pool_set_router) when the pool has standbys.  The router sends the probes
+ * (the primary's WAL position, each standby's replay position), chooses a
+ * usable standby with the least load for each eventually consistent read, and
+ * counts the reads.
+ */
 extern void standby_init(void);
-/* Probes: the primary's WAL position, each standby's replay position. */
-extern void standby_tick(double now);
-/* A usable standby with the least load, or NULL (the read goes to the primary). */
-extern Pool *standby_choose(void);
-extern void standby_count(const Pool *p, StandbyEvent e);
 /* The standbys' state and counters, in Prometheus text. */
 extern void standby_metrics(Buf *b);
 /* How often the loop must run for the probes (ms), or -1 without standbys. */

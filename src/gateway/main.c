@@ -320,6 +320,8 @@ main(int argc, char **argv)
 	}
 	if (!pool_init())
 		gw_log("the database is not reachable yet; requests will get InternalServerError until it is");
+	/* the standbys' routing, on top of the pools (the pool calls it through its router) */
+	standby_init();
 	/* the pool's timers and the standbys' probes; before the HTTP daemons' hook */
 	(void) loop_hook(standby_tick_ms, db_tick);
 

@@ -24,13 +24,14 @@
  * cancelled).
  *
  * Standbys (--standby): each has a pool of its own, the same kind.  A job
- * marked eventual (an eventually consistent read) goes to a standby that
- * standby.c finds usable (up, in recovery, replay lag within
- * --max-standby-lag), else to the primary.  A read is safe to run twice, so a
- * job a standby did not answer with a result -- its connection failed, it
- * could not be sent, or an error came back (the standby may not have replayed
- * the table yet) -- is sent again to the primary, which answers it: a standby
- * that fails loses no request.
+ * marked eventual (an eventually consistent read) goes to the pool its router
+ * chooses (standby.c, the layer above, registers it with pool_set_router: a
+ * usable standby -- up, in recovery, replay lag within --max-standby-lag),
+ * else to the primary.  A read is safe to run twice, so a job a standby did
+ * not answer with a result -- its connection failed, it could not be sent, or
+ * an error came back (the standby may not have replayed the table yet) -- is
+ * sent again to the primary, which answers it: a standby that fails loses no
+ * request.
  */
 #include "gateway.h"
 
@@ -121,6 +122,7 @@ static Pool *standbys;
 static int	nstandbys;
 static double next_tick;
 static int	busy_depth;			/* > 0: inside pool processing; dispatch later */
+static const PoolRouter *router;	/* the standbys' routing (standby.c), or NULL */
 
 static void dispatch_all(void);
 static void slot_event(void *arg, uint32_t events);
@@ -151,7 +153,8 @@ job_reroute(DbJob *j)
 		j->result.status == DB_OK || j->result.status == DB_SERIALIZATION ||
 		j->result.status == DB_TIMEOUT)
 		return false;
-	standby_count(j->pool, STANDBY_REROUTED);
+	if (router)
+		router->count(j->pool, READ_REROUTED);
 	if (gw_config.verbose)
 		gw_log("standby %s did not answer a %s (%s): sent to the primary", j->pool->name, j->op,
 			   j->result.status == DB_ERROR ? j->result.sqlstate : "connection");
@@ -175,8 +178,8 @@ job_complete(DbJob *j)
 {
 	if (job_reroute(j))
 		return;
-	if (!j->abandoned && j->kind == JOB_API && j->eventual && j->pool)
-		standby_count(j->pool, STANDBY_ANSWERED);
+	if (!j->abandoned && j->kind == JOB_API && j->eventual && j->pool && router)
+		router->count(j->pool, READ_ANSWERED);
 	if (!j->abandoned && j->done)
 		j->done(j);
 	job_free(j);
@@ -956,8 +959,8 @@ db_submit(DbJob *j)
 {
 	Pool	   *p = NULL;
 
-	if (j->kind == JOB_API && j->eventual && nstandbys > 0)
-		p = standby_choose();
+	if (j->kind == JOB_API && j->eventual && nstandbys > 0 && router)
+		p = router->choose();
 	db_submit_to(p ? p : &primary, j);
 }
 
@@ -1060,16 +1063,16 @@ db_run_now(DbJob *j)
 	return false;
 }
 
-/* Timers: requests past their deadline, connection attempts that hang; standby probes. */
+/* Timers: requests past their deadline, connection attempts that hang; the router's (probes). */
 void
 db_tick(void)
 {
 	double		now = gw_now();
 
-	if (nstandbys > 0)
+	if (nstandbys > 0 && router)
 	{
 		busy_depth++;
-		standby_tick(now);
+		router->tick(now);
 		busy_depth--;
 	}
 	if (now < next_tick)
@@ -1084,6 +1087,13 @@ db_tick(void)
 		pool_tick(&standbys[i], now);
 	busy_depth--;
 	dispatch_all();
+}
+
+/* Route eventually consistent reads and run the routing's timers through r. */
+void
+pool_set_router(const PoolRouter *r)
+{
+	router = r;
 }
 
 /* Set up pool p of nslots connections to conninfo (none opened yet). */
@@ -1155,7 +1165,6 @@ pool_init(void)
 				return false;
 		}
 		nstandbys = gw_config.nstandbys;
-		standby_init();
 	}
 	/* Open one connection up front, so configuration errors show at start. */
 	{

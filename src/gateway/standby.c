@@ -32,6 +32,10 @@
  * server is not a standby of this primary) and its lag estimate is within
  * --max-standby-lag.  Among usable standbys, the least loaded takes the read.
  * A read a standby fails goes to the primary (pool.c).
+ *
+ * This layer sits above the pool: it sends its probes through the pools and
+ * chooses among them, and the pool reaches it only through the router it
+ * registers (pool_set_router): standby_choose, standby_count, standby_tick.
  */
 #include "gateway.h"
 
@@ -424,35 +428,8 @@ probe_done(DbJob *j)
 	standby_log_state(s, now);
 }
 
-void
-standby_init(void)
-{
-	nsbs = pool_nstandbys();
-	sbs = calloc((size_t) nsbs, sizeof(Standby));
-	/* a probe every quarter of the bound, between 20 and 100 ms */
-	interval = gw_config.max_standby_lag / 4;
-	if (interval > 0.1)
-		interval = 0.1;
-	if (interval < 0.02)
-		interval = 0.02;
-	stale_after = 4 * interval > 1.0 ? 4 * interval : 1.0;
-	/* samples for the bound and two seconds more */
-	ring_size = (int) ((gw_config.max_standby_lag + 2.0) / interval) + 8;
-	ring = calloc((size_t) ring_size, sizeof(Sample));
-	if (sbs == NULL || ring == NULL)
-	{
-		gw_log("out of memory: standbys are not used");
-		nsbs = 0;
-		return;
-	}
-	for (int i = 0; i < nsbs; i++)
-	{
-		sbs[i].pool = pool_standby(i);
-		sbs[i].logged_state = -1;
-	}
-}
-
-void
+/* Probes: the primary's WAL position, each standby's replay position. */
+static void
 standby_tick(double now)
 {
 	if (nsbs == 0)
@@ -504,7 +481,8 @@ standby_tick(double now)
 		standby_log_state(&sbs[i], now);
 }
 
-Pool *
+/* A usable standby with the least load, or NULL (the read goes to the primary). */
+static Pool *
 standby_choose(void)
 {
 	double		now = gw_now();
@@ -536,23 +514,59 @@ standby_choose(void)
 	return best->pool;
 }
 
-void
-standby_count(const Pool *p, StandbyEvent e)
+/* An eventually consistent read answered by (or rerouted from) pool p. */
+static void
+standby_count(const Pool *p, ReadEvent e)
 {
 	if (p == pool_primary())
 	{
-		if (e == STANDBY_ANSWERED)
+		if (e == READ_ANSWERED)
 			primary_reads++;
 		return;
 	}
 	for (int i = 0; i < nsbs; i++)
 		if (sbs[i].pool == p)
 		{
-			if (e == STANDBY_ANSWERED)
+			if (e == READ_ANSWERED)
 				sbs[i].reads++;
 			else
 				sbs[i].rerouted++;
 		}
+}
+
+/* The routing the pool runs (registered by standby_init). */
+static const PoolRouter router = {standby_choose, standby_count, standby_tick};
+
+/* Set up the standbys' state; route the pool's eventually consistent reads. */
+void
+standby_init(void)
+{
+	if (pool_nstandbys() == 0)
+		return;
+	pool_set_router(&router);
+	nsbs = pool_nstandbys();
+	sbs = calloc((size_t) nsbs, sizeof(Standby));
+	/* a probe every quarter of the bound, between 20 and 100 ms */
+	interval = gw_config.max_standby_lag / 4;
+	if (interval > 0.1)
+		interval = 0.1;
+	if (interval < 0.02)
+		interval = 0.02;
+	stale_after = 4 * interval > 1.0 ? 4 * interval : 1.0;
+	/* samples for the bound and two seconds more */
+	ring_size = (int) ((gw_config.max_standby_lag + 2.0) / interval) + 8;
+	ring = calloc((size_t) ring_size, sizeof(Sample));
+	if (sbs == NULL || ring == NULL)
+	{
+		gw_log("out of memory: standbys are not used");
+		nsbs = 0;
+		return;
+	}
+	for (int i = 0; i < nsbs; i++)
+	{
+		sbs[i].pool = pool_standby(i);
+		sbs[i].logged_state = -1;
+	}
 }
 
 int
