@@ -10,8 +10,10 @@ It may use only subsystems on lower lines; subsystems on one line are peers
 and may not use each other.  Exits 1 naming every offending file and name.
 
 With --circles SUBSYSTEM (the gateway: a program and a module of its own,
-a driver on top), it also reports circles among the files of that subsystem,
-as notes that do not fail the check.
+a driver on top), it also checks the files of that subsystem among
+themselves: a circle among them (a file using another that uses it back,
+directly or through others) fails the check too, naming the names each file
+uses of the next.
 
 Usage: check.py [--src DIR] [--layers FILE] [--graph] [--circles SUBSYSTEM]...
 """
@@ -197,7 +199,7 @@ def main():
     ap.add_argument('--layers', default=os.path.join(HERE, 'layers.txt'))
     ap.add_argument('--graph', action='store_true', help='print the uses found, subsystem by subsystem')
     ap.add_argument('--circles', action='append', default=[], metavar='SUBSYSTEM',
-                    help='note circles among the files of SUBSYSTEM (not an error)')
+                    help='also fail on circles among the files of SUBSYSTEM')
     args = ap.parse_args()
     src = os.path.normpath(args.src)
 
@@ -255,12 +257,14 @@ def main():
         for (a, b), lst in sorted(uses.items()):
             print('%s -> %s: %s' % (a, b, ', '.join(sorted({w.split(' ')[0] for _, _, w in lst}))))
 
+    ncircles = 0
     for circle in circles(file_uses):
-        print('note: circle among the files of src/%s/ (not an error):' % subsystem_of(circle[0]))
+        print('src/%s/: circle among its files (%s):' % (subsystem_of(circle[0]), ', '.join(circle)))
         for a in circle:
             for b in circle:
                 if b in file_uses.get(a, {}):
-                    print('note:   src/%s -> src/%s: %s' % (a, b, ', '.join(sorted(file_uses[a][b]))))
+                    print('  src/%s -> src/%s: %s' % (a, b, ', '.join(sorted(file_uses[a][b]))))
+        ncircles += 1
 
     layers = read_layers(args.layers)
     level = {}
@@ -279,10 +283,13 @@ def main():
         for f, no, what in lst:
             print('src/%s:%d: %s uses %s, %s (%s -> %s): %s' % (f, no, a, b, rel, a, b, what))
             bad += 1
-    if bad:
-        print('layers: %d use(s) against the layer order of %s' % (bad, os.path.relpath(args.layers)))
+    if bad or ncircles:
+        print('layers: %d use(s) against the layer order of %s, %d circle(s) among the files of %s'
+              % (bad, os.path.relpath(args.layers), ncircles, ', '.join(args.circles) or 'no subsystem'))
         return 1
-    print('layers: %d subsystems, %d uses between them, all downward' % (len(level), sum(len(v) for v in uses.values())))
+    print('layers: %d subsystems, %d uses between them, all downward%s'
+          % (len(level), sum(len(v) for v in uses.values()),
+             ''.join('; no circle among the files of %s' % c for c in args.circles)))
     return 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """test_check.py — the layering check's own test: the tree as it is passes;
-copies of src/ with a use against the layer order fail, naming the file and
-the name (or the include).  Usage: test_check.py [--src DIR]"""
+copies of src/ with a use against the layer order, or a circle among the
+gateway's files, fail, naming the file and the name (or the include).  Usage: test_check.py [--src DIR]"""
 import argparse
 import os
 import shutil
@@ -14,8 +14,8 @@ CHECK = os.path.join(HERE, 'check.py')
 
 
 def run(src):
-    """Run the check on a source tree: (exit code, output)."""
-    p = subprocess.run([sys.executable, CHECK, '--src', src], stdout=subprocess.PIPE,
+    """Run the check on a source tree, as make test does: (exit code, output)."""
+    p = subprocess.run([sys.executable, CHECK, '--src', src, '--circles', 'gateway'], stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT, universal_newlines=True)
     return p.returncode, p.stdout
 
@@ -57,6 +57,11 @@ CASES = [
      'write/write.c',
      '\nvoid\nDynLayersTestWorker(void)\n{\n\tDynWorkerInit();\n}\n',
      ['src/write/write.c:', 'DynWorkerInit', 'upward (write -> worker)']),
+    ('a circle among the gateway\'s files (the pool calls the standby routing above it)',
+     'gateway/pool.c',
+     '\nvoid\nlayers_test_circle(void)\n{\n\tstandby_init();\n}\n',
+     ['src/gateway/: circle among its files', 'standby_init',
+      'src/gateway/pool.c -> src/gateway/standby.c']),
 ]
 
 
