@@ -721,34 +721,36 @@ DynCatalogCheckTableRight(const char *name, DynAccess right)
 		DynSecurityDeny(name);
 }
 
-/* A stream operation: the stream right on the stream's table. */
-void
-DynCatalogCheckStream(const char *stream_arn)
+/*
+ * An operation on something of a table named by an ARN
+ * (arn:...:table/<name><part>...): the given right on that table.
+ */
+static void
+check_arn_table_right(const char *arn, const char *part, DynAccess right)
 {
-	const char *t = stream_arn ? strstr(stream_arn, ":table/") : NULL;
-	const char *end = t ? strstr(t + 7, "/stream/") : NULL;
+	const char *t = arn ? strstr(arn, ":table/") : NULL;
+	const char *end = t ? strstr(t + 7, part) : NULL;
 	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
 
 	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
 		return;
 	if (name == NULL)
 		DynSecurityDeny(NULL);
-	DynCatalogCheckTableRight(name, DYN_ACCESS_STREAM);
+	DynCatalogCheckTableRight(name, right);
+}
+
+/* A stream operation: the stream right on the stream's table. */
+void
+DynCatalogCheckStream(const char *stream_arn)
+{
+	check_arn_table_right(stream_arn, "/stream/", DYN_ACCESS_STREAM);
 }
 
 /* A backup operation: the admin right on the backup's table. */
 void
 DynCatalogCheckBackup(const char *backup_arn)
 {
-	const char *t = backup_arn ? strstr(backup_arn, ":table/") : NULL;
-	const char *end = t ? strstr(t + 7, "/backup/") : NULL;
-	char	   *name = (t && end) ? pnstrdup(t + 7, end - (t + 7)) : NULL;
-
-	if (DynSecurityIsAccountAdmin(DynSecurityCaller()))
-		return;
-	if (name == NULL)
-		DynSecurityDeny(NULL);
-	DynCatalogCheckTableRight(name, DYN_ACCESS_ADMIN);
+	check_arn_table_right(backup_arn, "/backup/", DYN_ACCESS_ADMIN);
 }
 
 /*
