@@ -3,7 +3,7 @@
 
 EXTENSION   = dynindex
 MODULE_big  = dynindex
-DATA        = sql/dynindex--0.1.sql sql/dynindex--0.1--0.2.sql
+DATA        = sql/dynindex--0.1.sql sql/dynindex--0.1--0.2.sql sql/dynindex--0.2--0.3.sql
 DOCS        =
 
 SRCS        = $(sort $(wildcard src/*.c src/common/*.c src/types/*.c src/expr/*.c \

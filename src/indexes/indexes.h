@@ -94,4 +94,14 @@ extern int64 DynGsiRequeueOldest(int64 *old_id);
 /* Do one step of any pending GSI backfill; returns true if work remains. */
 extern bool DynGsiBackfillStep(void);
 
+/* ---- build.c ---- */
+
+/*
+ * Build every secondary index (LSIs and GSIs) of a table nobody else can
+ * see yet from the items of relation (pk, sk, item columns): one pass in key
+ * order, in the current transaction.  GSI entries whose keys are too large
+ * for a btree entry are left out with a WARNING, as the worker does.
+ */
+extern void DynIndexesBuildFrom(DynTable *t, const char *relation);
+
 #endif

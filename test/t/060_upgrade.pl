@@ -53,6 +53,7 @@ note("default version: $default");
 # A release adds the line of its upgrade script here.
 my %RELEASED = (
 	'dynindex--0.1.sql' => 'faec804b9e1d9b372994588c862b10187e2e0d9285c7d6eea740ce460ec3564c',
+	'dynindex--0.1--0.2.sql' => 'df9e2a24b0b13c4f18eaa827b66f6c90227d235562e9636de326c7e6e1b0366a',
 );
 my $sharedir = `pg_config --sharedir`;
 chomp $sharedir;
