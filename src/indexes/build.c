@@ -74,7 +74,7 @@ DynIndexesBuildFrom(DynTable *t, const char *relation)
 	scan = SPI_prepare(psprintf("SELECT pk, sk, item FROM %s ORDER BY pk, sk", relation), 0, NULL);
 	if (scan == NULL)
 		elog(ERROR, "could not prepare the index build scan");
-	portal = SPI_cursor_open(NULL, scan, NULL, NULL, true);
+	portal = SPI_cursor_open(NULL, scan, NULL, NULL, false);	/* sees the rows just loaded */
 	for (;;)
 	{
 		SPITupleTable *rows;
