@@ -5,3 +5,43 @@
 -- Each feature keeps its own section below (parallel work edits only its own), and the
 -- library serves a database still at 0.2 until the update (docs/versions.md).
 \echo Use "ALTER EXTENSION dynindex UPDATE TO '0.3'" to load this file. \quit
+
+-- == object stores ==
+-- Where exports are written and imports read (docs/import-export.md, "Object
+-- stores"): a request's S3Bucket names a row here.  Only the extension's owner
+-- reads the table (the secrets): administrators write it through
+-- set_object_store and read it, without secrets, through list_object_stores.
+CREATE TABLE dynindex.object_stores (
+    bucket              text PRIMARY KEY,
+    kind                text NOT NULL CHECK (kind IN ('s3', 'directory')),
+    endpoint            text,
+    region              text,
+    access_key_id       text,
+    secret_access_key   text,
+    path_style          boolean NOT NULL DEFAULT true,
+    directory           text,
+    remote_bucket       text,
+    bucket_owner        text
+);
+REVOKE ALL ON dynindex.object_stores FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.object_stores', '');
+
+CREATE FUNCTION dynindex.set_object_store(bucket text, kind text, endpoint text DEFAULT NULL,
+    region text DEFAULT NULL, access_key_id text DEFAULT NULL, secret_access_key text DEFAULT NULL,
+    path_style boolean DEFAULT true, directory text DEFAULT NULL, remote_bucket text DEFAULT NULL,
+    bucket_owner text DEFAULT NULL)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_set_object_store' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.set_object_store(text, text, text, text, text, text, boolean, text, text, text) IS
+    'Map a bucket name to an S3-compatible store or a server directory (administrators only)';
+CREATE FUNCTION dynindex.drop_object_store(bucket text)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dynindex_drop_object_store' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.drop_object_store(text) IS 'Forget a bucket''s object store (administrators only)';
+CREATE FUNCTION dynindex.list_object_stores(OUT bucket text, OUT kind text, OUT endpoint text,
+    OUT region text, OUT access_key_id text, OUT path_style boolean, OUT directory text,
+    OUT remote_bucket text, OUT bucket_owner text)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_object_stores' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dynindex.list_object_stores() IS 'The object stores, without their secrets (administrators only)';
+REVOKE ALL ON FUNCTION dynindex.set_object_store(text, text, text, text, text, text, boolean, text, text, text),
+    dynindex.drop_object_store(text), dynindex.list_object_stores() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.set_object_store(text, text, text, text, text, text, boolean, text, text, text),
+    dynindex.drop_object_store(text), dynindex.list_object_stores() TO dynindex_admin;

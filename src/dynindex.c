@@ -10,6 +10,7 @@
 #include "catalog/dyn_catalog.h"
 #include "common/arn.h"
 #include "common/errors.h"
+#include "exchange/objstore.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
@@ -47,6 +48,7 @@ _PG_init(void)
 	DynCollectionInit();
 	DynStreamsMaintainInit();
 	DynMetricsInit();
+	DynObjStoreDefineSettings();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

@@ -1,0 +1,80 @@
+-- Object stores (docs/import-export.md, "Object stores"): administrators map
+-- bucket names to S3-compatible stores or server directories; secrets are
+-- readable by nobody but the extension's owner.  (The S3 client is tested
+-- against a real S3 server by the TAP tests 110_export_*.)
+\set VERBOSITY terse
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS os_app, os_admin;
+CREATE ROLE os_app NOLOGIN;
+CREATE ROLE os_admin NOLOGIN IN ROLE dynindex_admin;
+RESET client_min_messages;
+CREATE FUNCTION pg_temp.try(sql text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  EXECUTE sql INTO r;
+  RETURN coalesce(r, 'ok');
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ' ' || SQLERRM;
+END $$;
+GRANT EXECUTE ON FUNCTION pg_temp.try(text) TO PUBLIC;
+
+-- the exchange directory (dynindex.exchange_directory = 'exchange', in the data directory)
+SHOW dynindex.exchange_directory;
+COPY (SELECT 1) TO PROGRAM 'mkdir -p exchange/exports exchange/other && rm -rf outside && mkdir -p outside && ln -sfn ../outside exchange/link';
+
+-- an S3 store: endpoint, credentials
+SELECT dynindex.set_object_store('s3-bucket', 's3', endpoint => 'http://127.0.0.1:9/', region => 'eu-west-1',
+    access_key_id => 'AKIDEXAMPLE', secret_access_key => 'wJalrXUtnFEMI/K7MDENG');
+-- a directory store inside the exchange directory
+SELECT dynindex.set_object_store('local-exports', 'directory', directory => 'exchange/exports');
+-- replacing a store's settings
+SELECT dynindex.set_object_store('s3-bucket', 's3', endpoint => 'http://127.0.0.1:9', region => 'eu-west-1',
+    access_key_id => 'AKIDEXAMPLE', secret_access_key => 'wJalrXUtnFEMI/K7MDENG', remote_bucket => 'real-name');
+-- the list shows no secret
+SELECT * FROM dynindex.list_object_stores();
+
+-- refused settings
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('bad bucket', 'directory', directory => 'exchange')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('-x', 'directory', directory => 'exchange')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'ftp')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 's3', endpoint => 'ftp://x', access_key_id => 'a', secret_access_key => 's')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 's3', endpoint => 'http://x')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 's3', endpoint => 'http://x', access_key_id => 'a:b', secret_access_key => 's')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 's3', endpoint => 'http://x', access_key_id => 'a', secret_access_key => 's', directory => '/tmp')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => 'exchange', endpoint => 'http://x')$$);
+-- a directory outside the exchange directory: by path, by "..", by a symbolic link
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => '/tmp')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => 'exchange/../outside')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => 'exchange/link')$$);
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => 'exchange/missing')$$);
+-- the exchange directory itself is allowed
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('whole', 'directory', directory => 'exchange')$$);
+SELECT dynindex.drop_object_store('whole'), dynindex.drop_object_store('whole');
+-- with the setting empty, no directory store may be configured
+SET dynindex.exchange_directory = '';
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('b', 'directory', directory => 'exchange/other')$$);
+RESET dynindex.exchange_directory;
+-- only a superuser sets it
+SET ROLE os_admin;
+SELECT pg_temp.try($$SET dynindex.exchange_directory = '/'$$);
+
+-- an account-wide administrator manages stores, and still cannot read secrets
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('admin-bucket', 'directory', directory => 'exchange/other')$$);
+SELECT bucket, kind FROM dynindex.list_object_stores();
+SELECT pg_temp.try($$SELECT secret_access_key FROM dynindex.object_stores$$);
+RESET ROLE;
+
+-- an application role: no store management, no catalog
+SET ROLE os_app;
+SELECT pg_temp.try($$SELECT dynindex.set_object_store('app', 'directory', directory => 'exchange/other')$$);
+SELECT pg_temp.try($$SELECT count(*) FROM dynindex.list_object_stores()$$);
+SELECT pg_temp.try($$SELECT dynindex.drop_object_store('s3-bucket')$$);
+SELECT pg_temp.try($$SELECT secret_access_key FROM dynindex.object_stores$$);
+RESET ROLE;
+SELECT bucket FROM dynindex.list_object_stores();
+SELECT dynindex.drop_object_store('admin-bucket');
+-- the secret is in the table, for the owner only
+SELECT bucket, secret_access_key IS NOT NULL AS has_secret FROM dynindex.object_stores ORDER BY bucket;
+DROP ROLE os_app;
+DROP ROLE os_admin;
