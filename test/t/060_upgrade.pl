@@ -2,7 +2,9 @@
 #  1. a database created at version 0.1, with tables, LSIs, GSIs, tags, TTL and
 #     items, is upgraded with ALTER EXTENSION dynindex UPDATE; its data and
 #     indexes are intact (Query, verify_indexes, new writes reach the indexes)
-#     and every 0.2 feature works on it (@FEATURES below: add yours);
+#     and every 0.2 feature works on it (@FEATURES below: add yours); the same
+#     for a database created at 0.2 with a stream and a backup in use, and
+#     every 0.3 feature works on both (@FEATURES_03);
 #  2. pg_dump of the 0.1 database restores into a database at the default
 #     version, with the same tables and indexes;
 #  3. for every (source, target) pair with an update path, installing the target
@@ -74,33 +76,40 @@ $node->safe_psql('old', q{CREATE EXTENSION dynindex VERSION '0.1'});
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
 	'0.1', 'installed at version 0.1');
 
-api('old', 'CreateTable', {
-	TableName => 'Orders', BillingMode => 'PAY_PER_REQUEST',
-	AttributeDefinitions => [ map { { AttributeName => $_, AttributeType => 'S' } } qw(pk sk st cust) ],
-	KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
-	LocalSecondaryIndexes => [ { IndexName => 'byStatus',
-		KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'st', KeyType => 'RANGE' } ],
-		Projection => { ProjectionType => 'ALL' } } ],
-	GlobalSecondaryIndexes => [ { IndexName => 'byCust',
-		KeySchema => [ { AttributeName => 'cust', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
-		Projection => { ProjectionType => 'KEYS_ONLY' } } ],
-	Tags => [ { Key => 'team', Value => 'orders' } ] });
-api('old', 'UpdateTimeToLive', { TableName => 'Orders',
-	TimeToLiveSpecification => { Enabled => JSON::PP::true, AttributeName => 'expires' } });
-api('old', 'CreateTable', {
-	TableName => 'Counters', BillingMode => 'PROVISIONED',
-	ProvisionedThroughput => { ReadCapacityUnits => 5, WriteCapacityUnits => 5 },
-	AttributeDefinitions => [ { AttributeName => 'id', AttributeType => 'N' } ],
-	KeySchema => [ { AttributeName => 'id', KeyType => 'HASH' } ] });
-for my $i (1 .. 40)
+# The tables and items both upgrade paths start from.
+sub make_data
 {
-	api('old', 'PutItem', { TableName => 'Orders', Item => {
-		pk => { S => 'u' . ($i % 4) }, sk => { S => sprintf('o%03d', $i) },
-		st => { S => $i % 2 ? 'open' : 'done' }, cust => { S => 'c' . ($i % 5) },
-		total => { N => "$i.50" } } });
-	api('old', 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '' . ($i % 3) } },
-		UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+	my ($db) = @_;
+	api($db, 'CreateTable', {
+		TableName => 'Orders', BillingMode => 'PAY_PER_REQUEST',
+		AttributeDefinitions => [ map { { AttributeName => $_, AttributeType => 'S' } } qw(pk sk st cust) ],
+		KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
+		LocalSecondaryIndexes => [ { IndexName => 'byStatus',
+			KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' }, { AttributeName => 'st', KeyType => 'RANGE' } ],
+			Projection => { ProjectionType => 'ALL' } } ],
+		GlobalSecondaryIndexes => [ { IndexName => 'byCust',
+			KeySchema => [ { AttributeName => 'cust', KeyType => 'HASH' }, { AttributeName => 'sk', KeyType => 'RANGE' } ],
+			Projection => { ProjectionType => 'KEYS_ONLY' } } ],
+		Tags => [ { Key => 'team', Value => 'orders' } ] });
+	api($db, 'UpdateTimeToLive', { TableName => 'Orders',
+		TimeToLiveSpecification => { Enabled => JSON::PP::true, AttributeName => 'expires' } });
+	api($db, 'CreateTable', {
+		TableName => 'Counters', BillingMode => 'PROVISIONED',
+		ProvisionedThroughput => { ReadCapacityUnits => 5, WriteCapacityUnits => 5 },
+		AttributeDefinitions => [ { AttributeName => 'id', AttributeType => 'N' } ],
+		KeySchema => [ { AttributeName => 'id', KeyType => 'HASH' } ] });
+	for my $i (1 .. 40)
+	{
+		api($db, 'PutItem', { TableName => 'Orders', Item => {
+			pk => { S => 'u' . ($i % 4) }, sk => { S => sprintf('o%03d', $i) },
+			st => { S => $i % 2 ? 'open' : 'done' }, cust => { S => 'c' . ($i % 5) },
+			total => { N => "$i.50" } } });
+		api($db, 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '' . ($i % 3) } },
+			UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+	}
 }
+
+make_data('old');
 is($node->safe_psql('old', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
 	'0.1: GSI caught up');
 # ... really applied: the worker claims a 0.1 queue (no writer, no first_id column)
@@ -257,6 +266,58 @@ for my $f (@FEATURES)
 {
 	my ($name, $check) = @$f;
 	subtest "0.2 feature on the upgraded database: $name" => sub { $check->('old') };
+}
+
+# ---------------------------------------------------------------------------
+# 1b. A 0.2 database with data, and 0.2 features in use, upgraded in place.
+# ---------------------------------------------------------------------------
+$node->safe_psql('postgres', 'CREATE DATABASE mid');
+$node->safe_psql('mid', q{CREATE EXTENSION dynindex VERSION '0.2'});
+is($node->safe_psql('mid', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
+	'0.2', 'installed at version 0.2');
+make_data('mid');
+api('mid', 'PutItem', { TableName => 'Orders', Item => {
+	pk => { S => 'u9' }, sk => { S => 'o900' }, st => { S => 'open' }, cust => { S => 'c9' } } });
+api('mid', 'UpdateTable', { TableName => 'Counters',
+	StreamSpecification => { StreamEnabled => JSON::PP::true, StreamViewType => 'NEW_AND_OLD_IMAGES' } });
+api('mid', 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '2' } },
+	UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+is($node->safe_psql('mid', q{SELECT dynindex.wait_for_indexes('Orders', '60 seconds')}), 't',
+	'0.2: GSI caught up');
+my $mid_backup = api('mid', 'CreateBackup', { TableName => 'Orders', BackupName => 'at-0.2' })->{BackupDetails}{BackupArn};
+ok($mid_backup, '0.2: a backup');
+
+$node->safe_psql('mid', 'ALTER EXTENSION dynindex UPDATE');
+is($node->safe_psql('mid', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
+	$default, "0.2 -> ALTER EXTENSION dynindex UPDATE goes to the default version $default");
+check_data('mid', 'upgraded from 0.2', 41);
+is($node->safe_psql('mid', q{SELECT string_agg(event_name || ' ' || (old_image->'n'->>'N') || '->' || (new_image->'n'->>'N'), ',') FROM dynindex.stream_records}),
+	'MODIFY 13->14', 'upgraded from 0.2: the stream and its record made at 0.2 are there');
+api('mid', 'UpdateItem', { TableName => 'Counters', Key => { id => { N => '0' } },
+	UpdateExpression => 'ADD n :one', ExpressionAttributeValues => { ':one' => { N => '1' } } });
+is($node->safe_psql('mid', q{SELECT count(*) FROM dynindex.stream_records}), '2',
+	'upgraded from 0.2: the stream enabled at 0.2 records new writes');
+api('mid', 'RestoreTableFromBackup', { TargetTableName => 'OrdersAt02', BackupArn => $mid_backup });
+is(api('mid', 'Query', { TableName => 'OrdersAt02', IndexName => 'byCust', KeyConditionExpression => 'cust = :c',
+	ExpressionAttributeValues => { ':c' => { S => 'c0' } } })->{Count}, 8,
+	'upgraded from 0.2: a backup made at 0.2 restores, its GSI built');
+api('mid', 'DeleteTable', { TableName => 'OrdersAt02' });
+
+# ---------------------------------------------------------------------------
+# The 0.3 features, on both upgraded databases ('old' from 0.1, 'mid' from
+# 0.2: tables Orders with LSI byStatus and GSI byCust, Counters, both with
+# items; Counters has a stream).  One entry per feature, as @FEATURES above.
+# ---------------------------------------------------------------------------
+my @FEATURES_03 = (
+);
+
+for my $f (@FEATURES_03)
+{
+	my ($name, $check) = @$f;
+	for my $db ('old', 'mid')
+	{
+		subtest "0.3 feature on the database upgraded to $default ($db): $name" => sub { $check->($db) };
+	}
 }
 
 # ---------------------------------------------------------------------------
