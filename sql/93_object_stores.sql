@@ -74,6 +74,54 @@ SELECT pg_temp.try($$SELECT secret_access_key FROM dynindex.object_stores$$);
 RESET ROLE;
 SELECT bucket FROM dynindex.list_object_stores();
 SELECT dynindex.drop_object_store('admin-bucket');
+-- a directory store: objects are files under its directory
+SELECT dynindex.write_object('local-exports', 'a/b/c.txt', 'hello') IS NULL AS no_etag;
+SELECT convert_from(dynindex.read_object('local-exports', 'a/b/c.txt'), 'UTF8');
+SELECT pg_read_file('exchange/exports/a/b/c.txt');
+SELECT dynindex.write_object('local-exports', 'a/d.txt', 'replaced') IS NULL AS no_etag;
+SELECT dynindex.write_object('local-exports', 'a/d.txt', 'world') IS NULL AS no_etag;
+SELECT * FROM dynindex.list_objects('local-exports', '');
+SELECT * FROM dynindex.list_objects('local-exports', 'a/b');
+SELECT * FROM dynindex.list_objects('local-exports', 'zz');
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'a/nothing')$$);
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'a')$$);
+-- keys that would leave the directory
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', '../escape.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'a/../../escape.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', '/abs.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'a//b.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', '..')$$);
+-- symbolic links planted inside the store's directory are never followed
+COPY (SELECT 1) TO PROGRAM 'echo secret > outside/s.txt && ln -sfn ../../outside exchange/exports/sneaky && ln -sfn ../../outside/s.txt exchange/exports/link.txt';
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'sneaky/x.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'sneaky/s.txt')$$);
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'link.txt')$$);
+SELECT * FROM dynindex.list_objects('local-exports', '');
+-- writing over a link replaces the link, not the file it points to
+SELECT dynindex.write_object('local-exports', 'link.txt', 'mine') IS NULL AS no_etag;
+SELECT pg_read_file('outside/s.txt') AS outside_file_unchanged;
+SELECT pg_temp.try($$SELECT pg_read_file('outside/x.txt')$$);
+-- an administrator who is not a superuser needs pg_write_server_files /
+-- pg_read_server_files for a directory store (as COPY to and from files does)
+SET ROLE os_admin;
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'a/e.txt', 'x')$$);
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'a/d.txt')$$);
+SELECT pg_temp.try($$SELECT count(*) FROM dynindex.list_objects('local-exports', '')$$);
+RESET ROLE;
+GRANT pg_read_server_files TO os_admin;
+SET ROLE os_admin;
+SELECT convert_from(dynindex.read_object('local-exports', 'a/d.txt'), 'UTF8');
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'a/e.txt', 'x')$$);
+RESET ROLE;
+GRANT pg_write_server_files TO os_admin;
+SET ROLE os_admin;
+SELECT pg_temp.try($$SELECT dynindex.write_object('local-exports', 'a/e.txt', 'x')$$);
+RESET ROLE;
+-- an application role: no objects
+SET ROLE os_app;
+SELECT pg_temp.try($$SELECT dynindex.read_object('local-exports', 'a/d.txt')$$);
+RESET ROLE;
+
 -- the secret is in the table, for the owner only
 SELECT bucket, secret_access_key IS NOT NULL AS has_secret FROM dynindex.object_stores ORDER BY bucket;
 DROP ROLE os_app;

@@ -45,3 +45,18 @@ REVOKE ALL ON FUNCTION dynindex.set_object_store(text, text, text, text, text, t
     dynindex.drop_object_store(text), dynindex.list_object_stores() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.set_object_store(text, text, text, text, text, text, boolean, text, text, text),
     dynindex.drop_object_store(text), dynindex.list_object_stores() TO dynindex_admin;
+
+CREATE FUNCTION dynindex.list_objects(bucket text, prefix text DEFAULT '', OUT key text, OUT size bigint)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_objects' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.list_objects(text, text) IS 'The objects of a bucket''s store under a prefix (administrators only)';
+CREATE FUNCTION dynindex.read_object(bucket text, key text)
+RETURNS bytea AS 'MODULE_PATHNAME', 'dynindex_read_object' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.read_object(text, text) IS 'An object of a bucket''s store (administrators only)';
+CREATE FUNCTION dynindex.write_object(bucket text, key text, data bytea)
+RETURNS text AS 'MODULE_PATHNAME', 'dynindex_write_object' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.write_object(text, text, bytea) IS 'Write an object to a bucket''s store; returns its ETag (administrators only)';
+REVOKE ALL ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(text, text),
+    dynindex.write_object(text, text, bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(text, text),
+    dynindex.write_object(text, text, bytea) TO dynindex_admin;
+

@@ -300,6 +300,22 @@ DynDirReaderClose(DynObjReader *r)
 	reader_cleanup(r);
 }
 
+/* Delete a file (none: nothing happens; a missing directory on the way fails S3NoSuchKey). */
+void
+DynDirDelete(DynObjStore *s, const char *key)
+{
+	char	   *name;
+	int			dirfd;
+
+	dirfd = open_parent(s, key, false, &name);
+	if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+	{
+		close_quietly(dirfd);
+		fail_errno("delete a file");
+	}
+	close_quietly(dirfd);
+}
+
 typedef struct DirEntry
 {
 	char	   *key;

@@ -255,6 +255,22 @@ DynObjWriterSize(DynObjWriter *w)
 	return w->size;
 }
 
+const char *
+DynObjWriterETag(DynObjWriter *w)
+{
+	return w->etag;
+}
+
+/* Delete an object. */
+void
+DynObjDelete(DynObjStore *store, const char *key)
+{
+	if (store->kind == DYN_OBJ_S3)
+		DynS3Delete(store, key);
+	else
+		DynDirDelete(store, key);
+}
+
 /* Open an object for reading. */
 DynObjReader *
 DynObjReaderOpen(DynObjStore *store, const char *key, int64 *size)
@@ -495,4 +511,152 @@ dynindex_list_object_stores(PG_FUNCTION_ARGS)
 	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	return (Datum) 0;
+}
+
+/* Open a bucket's store for an administrator's SQL function (reading or writing). */
+static DynObjStore *
+admin_open(FunctionCallInfo fcinfo, bool write)
+{
+	char	   *bucket;
+
+	require_store_admin();
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("bucket must not be null")));
+	bucket = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	if (!DynObjStoreCheckUse(bucket, NULL, write))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied to %s the files of directory store \"%s\"", write ? "write" : "read", bucket),
+				 errdetail("Directory stores need membership in %s.", write ? "pg_write_server_files" : "pg_read_server_files")));
+	return DynObjStoreOpen(bucket, NULL);
+}
+
+typedef struct ListOut
+{
+	ReturnSetInfo *rsinfo;
+} ListOut;
+
+static void
+list_out(const char *key, int64 size, void *arg)
+{
+	ListOut    *o = arg;
+	Datum		values[2] = {CStringGetTextDatum(key), Int64GetDatum(size)};
+	bool		isnull[2] = {false, false};
+
+	tuplestore_putvalues(o->rsinfo->setResult, o->rsinfo->setDesc, values, isnull);
+}
+
+PG_FUNCTION_INFO_V1(dynindex_list_objects);
+
+/* dynindex.list_objects(bucket, prefix) RETURNS TABLE (key text, size bigint) */
+Datum
+dynindex_list_objects(PG_FUNCTION_ARGS)
+{
+	ListOut		o;
+	DynObjStore *s;
+	char	   *prefix;
+
+	InitMaterializedSRF(fcinfo, 0);
+	o.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	s = admin_open(fcinfo, false);
+	prefix = PG_ARGISNULL(1) ? "" : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	DynObjList(s, prefix, list_out, &o);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_read_object);
+
+/* dynindex.read_object(bucket, key) RETURNS bytea: a whole object */
+Datum
+dynindex_read_object(PG_FUNCTION_ARGS)
+{
+	DynObjStore *s;
+	DynObjReader *r;
+	int64		size;
+	StringInfoData buf;
+	char		chunk[65536];
+	size_t		n;
+	bytea	   *out;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	s = admin_open(fcinfo, false);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("key must not be null")));
+	r = DynObjReaderOpen(s, text_to_cstring(PG_GETARG_TEXT_PP(1)), &size);
+	if (size > MaxAllocSize - VARHDRSZ - 1)
+		ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("object too large to read into a bytea")));
+	initStringInfo(&buf);
+	while ((n = DynObjRead(r, chunk, sizeof(chunk))) > 0)
+	{
+		if (buf.len + n > MaxAllocSize - VARHDRSZ - 1)
+			ereport(ERROR, (errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED), errmsg("object too large to read into a bytea")));
+		appendBinaryStringInfo(&buf, chunk, n);
+	}
+	DynObjReaderClose(r);
+	/* out of SPI's memory, which SPI_finish releases */
+	out = SPI_palloc(VARHDRSZ + buf.len);
+	SET_VARSIZE(out, VARHDRSZ + buf.len);
+	memcpy(VARDATA(out), buf.data, buf.len);
+	SPI_finish();
+	PG_RETURN_BYTEA_P(out);
+}
+
+PG_FUNCTION_INFO_V1(dynindex_write_object);
+
+/* dynindex.write_object(bucket, key, data bytea) RETURNS text: the object's ETag (NULL for directories) */
+Datum
+dynindex_write_object(PG_FUNCTION_ARGS)
+{
+	DynObjStore *s;
+	DynObjWriter *w;
+	bytea	   *data;
+	const char *etag;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	s = admin_open(fcinfo, true);
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("key and data must not be null")));
+	data = PG_GETARG_BYTEA_PP(2);
+	w = DynObjWriterOpen(s, text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	PG_TRY();
+	{
+		/* in pieces of 1 MB, as a stream would come */
+		const char *p = VARDATA_ANY(data);
+		size_t		left = VARSIZE_ANY_EXHDR(data);
+
+		while (left > 0)
+		{
+			size_t		n = Min(left, (size_t) 1024 * 1024);
+
+			DynObjWrite(w, p, n);
+			p += n;
+			left -= n;
+		}
+		DynObjWriterClose(w);
+	}
+	PG_CATCH();
+	{
+		DynObjWriterAbort(w);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	etag = DynObjWriterETag(w);
+	if (etag == NULL)
+	{
+		SPI_finish();
+		PG_RETURN_NULL();
+	}
+	{
+		text	   *out = SPI_palloc(VARHDRSZ + strlen(etag));
+
+		SET_VARSIZE(out, VARHDRSZ + strlen(etag));
+		memcpy(VARDATA(out), etag, strlen(etag));
+		SPI_finish();
+		PG_RETURN_TEXT_P(out);
+	}
 }

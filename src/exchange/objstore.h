@@ -91,6 +91,11 @@ extern void DynObjWriterClose(DynObjWriter *w);
 extern void DynObjWriterAbort(DynObjWriter *w);
 /* Bytes written so far. */
 extern int64 DynObjWriterSize(DynObjWriter *w);
+/* After Close: the ETag the store gave the object (quotes removed), or NULL (directory stores). */
+extern const char *DynObjWriterETag(DynObjWriter *w);
+
+/* Delete an object (none of that key: nothing happens). */
+extern void DynObjDelete(DynObjStore *store, const char *key);
 
 /* Read an object: size (if not NULL) gets its length; Read returns 0 at the end. */
 extern DynObjReader *DynObjReaderOpen(DynObjStore *store, const char *key, int64 *size);

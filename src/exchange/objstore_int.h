@@ -37,6 +37,7 @@ struct DynObjWriter
 	char	   *key;
 	int64		size;			/* bytes written */
 	bool		done;
+	char	   *etag;			/* after close (s3) */
 	/* s3 */
 	StringInfoData buf;			/* the part being filled */
 	char	   *upload_id;		/* multipart upload, once started */
@@ -71,6 +72,7 @@ extern void DynS3WriterClose(DynObjWriter *w);
 extern void DynS3WriterAbort(DynObjWriter *w);
 extern void DynS3ReaderInit(DynObjReader *r);
 extern size_t DynS3Read(DynObjReader *r, char *buf, size_t len);
+extern void DynS3Delete(DynObjStore *s, const char *key);
 extern void DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg);
 /* S3's XML: the text of the first <tag> after *pos (entities decoded), or NULL; moves *pos past it */
 extern char *DynS3XmlNext(const char *xml, size_t len, size_t *pos, const char *tag);
@@ -85,6 +87,7 @@ extern void DynDirWriterAbort(DynObjWriter *w);
 extern void DynDirReaderInit(DynObjReader *r);
 extern size_t DynDirRead(DynObjReader *r, char *buf, size_t len);
 extern void DynDirReaderClose(DynObjReader *r);
+extern void DynDirDelete(DynObjStore *s, const char *key);
 extern void DynDirList(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg);
 
 #endif

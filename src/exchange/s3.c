@@ -462,6 +462,28 @@ DynS3Put(DynObjStore *s, const char *key, const char *data, size_t len)
 	expect_ok(r);
 }
 
+/* An ETag without its quotes. */
+static char *
+unquote(const char *etag)
+{
+	size_t		n = strlen(etag);
+
+	if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"')
+		return pnstrdup(etag + 1, n - 2);
+	return pstrdup(etag);
+}
+
+/* DELETE an object (204, or 404 for none). */
+void
+DynS3Delete(DynObjStore *s, const char *key)
+{
+	S3Response *r = s3_request(s, "DELETE", key, NULL, NULL, 0, NULL, 1024 * 1024);
+
+	if (r->status == 404 && r->body && strstr(r->body, "NoSuchKey"))
+		return;
+	expect_ok(r);
+}
+
 /* Part size in bytes. */
 static size_t
 part_size(void)
@@ -535,7 +557,9 @@ DynS3WriterClose(DynObjWriter *w)
 
 	if (w->upload_id == NULL)
 	{
-		DynS3Put(w->store, w->key, w->buf.data, w->buf.len);
+		r = s3_request(w->store, "PUT", w->key, NULL, w->buf.data, w->buf.len, NULL, 1024 * 1024);
+		expect_ok(r);
+		w->etag = unquote(r->etag);
 		return;
 	}
 	if (w->buf.len > 0)
@@ -569,6 +593,12 @@ DynS3WriterClose(DynObjWriter *w)
 	/* S3 may answer 200 and report the failure in the body */
 	if (r->body && strstr(r->body, "<Error>") != NULL)
 		fail_response(r);
+	{
+		size_t		pos = 0;
+		char	   *etag = r->body ? DynS3XmlNext(r->body, r->len, &pos, "ETag") : NULL;
+
+		w->etag = unquote(etag ? etag : "");
+	}
 	pfree(w->buf.data);
 	w->buf.data = NULL;
 }

@@ -1,0 +1,158 @@
+// An S3-compatible server for dynindex's tests (test/t/110_export_*.pl).
+//
+// s3rver (npm) stores the objects and speaks S3's REST API (PUT, multipart
+// upload, GET with ranges, ListObjectsV2, errors), but does not check
+// Signature Version 4.  This proxy in front of it does: it verifies every
+// request's SigV4 signature (the canonical request of AWS's specification,
+// the signing key from the secret) and the payload's SHA-256 against
+// x-amz-content-sha256, answers S3's errors (InvalidAccessKeyId,
+// SignatureDoesNotMatch, XAmzContentSHA256Mismatch) as S3 does, and then
+// forwards the request to s3rver.  Test knobs (not S3): --max-keys N caps
+// the listing page size (paging with few objects); GET /__test/fault?mode=
+// drop-uploads makes every later upload lose its connection after
+// receiving its body, mode=none restores.
+//
+// Usage: node server.js --port P --dir D --access-key K --secret S [--bucket B ...] [--max-keys N]
+//        [--log FILE: one line per request, "METHOD URL BODYBYTES ok|<S3 error code>"]
+// Prints "READY <port>" when listening.
+'use strict';
+const crypto = require('crypto');
+const fs = require('fs');
+const http = require('http');
+const S3rver = require('s3rver');
+
+const args = process.argv.slice(2);
+const opt = { port: 0, dir: null, key: null, secret: null, buckets: [], maxKeys: 0, log: null };
+for (let i = 0; i < args.length; i++) {
+  const a = args[i];
+  const v = args[i + 1];
+  if (a === '--port') { opt.port = Number(v); i++; }
+  else if (a === '--dir') { opt.dir = v; i++; }
+  else if (a === '--access-key') { opt.key = v; i++; }
+  else if (a === '--secret') { opt.secret = v; i++; }
+  else if (a === '--bucket') { opt.buckets.push(v); i++; }
+  else if (a === '--max-keys') { opt.maxKeys = Number(v); i++; }
+  else if (a === '--log') { opt.log = v; i++; }
+  else { console.error(`unknown argument ${a}`); process.exit(2); }
+}
+if (!opt.dir || !opt.key || !opt.secret) {
+  console.error('usage: server.js --port P --dir D --access-key K --secret S [--bucket B] [--max-keys N]');
+  process.exit(2);
+}
+let fault = 'none';
+
+function xmlError(res, status, code, message) {
+  const body = `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${code}</Code><Message>${message}</Message></Error>`;
+  res.writeHead(status, { 'Content-Type': 'application/xml', 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+// AWS's URI encoding (RFC 3986 unreserved characters kept)
+function uriEncode(s, keepSlash) {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9\-_.~]/.test(c) || (keepSlash && c === '/')) out += c;
+    else out += '%' + b.toString(16).toUpperCase().padStart(2, '0');
+  }
+  return out;
+}
+
+function canonicalQuery(q) {
+  if (!q) return '';
+  const pairs = q.split('&').filter((p) => p.length > 0).map((p) => {
+    const i = p.indexOf('=');
+    const k = decodeURIComponent(i < 0 ? p : p.slice(0, i));
+    const v = decodeURIComponent(i < 0 ? '' : p.slice(i + 1).replace(/\+/g, '%20'));
+    return [uriEncode(k, false), uriEncode(v, false)];
+  });
+  pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
+  return pairs.map(([k, v]) => `${k}=${v}`).join('&');
+}
+
+const hmac = (key, data) => crypto.createHmac('sha256', key).update(data).digest();
+const sha256hex = (data) => crypto.createHash('sha256').update(data).digest('hex');
+
+// Verify a request's SigV4 header signature; returns null or [status, code, message].
+function verify(req, body) {
+  const auth = req.headers.authorization || '';
+  const m = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([^/]+)\/([^/]+)\/aws4_request, ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(auth);
+  if (!m) return [403, 'AccessDenied', 'Access Denied'];
+  const [, keyId, date, region, service, signedHeaders, signature] = m;
+  if (keyId !== opt.key) return [403, 'InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.'];
+  const amzDate = req.headers['x-amz-date'];
+  const payloadHash = req.headers['x-amz-content-sha256'];
+  if (!amzDate || !payloadHash) return [400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256'];
+  const url = req.url;
+  const qi = url.indexOf('?');
+  const path = qi < 0 ? url : url.slice(0, qi);
+  const query = qi < 0 ? '' : url.slice(qi + 1);
+  const names = signedHeaders.split(';');
+  if (!names.includes('host') || !names.includes('x-amz-content-sha256')) return [403, 'AccessDenied', 'Access Denied'];
+  const canonHeaders = names.map((n) => `${n}:${String(req.headers[n] || '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const canonical = [req.method, path, canonicalQuery(query), canonHeaders, signedHeaders, payloadHash].join('\n');
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256hex(canonical)].join('\n');
+  let k = hmac('AWS4' + opt.secret, date);
+  k = hmac(k, region);
+  k = hmac(k, service);
+  k = hmac(k, 'aws4_request');
+  const expected = hmac(k, toSign).toString('hex');
+  if (expected !== signature) {
+    return [403, 'SignatureDoesNotMatch', 'The request signature we calculated does not match the signature you provided. Check your key and signing method.'];
+  }
+  if (payloadHash !== 'UNSIGNED-PAYLOAD' && payloadHash !== sha256hex(body)) {
+    return [400, 'XAmzContentSHA256Mismatch', "The provided 'x-amz-content-sha256' header does not match what was computed."];
+  }
+  return null;
+}
+
+async function main() {
+  const backend = new S3rver({
+    port: 0, address: '127.0.0.1', silent: true, directory: opt.dir,
+    configureBuckets: opt.buckets.map((name) => ({ name, configs: [] })),
+  });
+  const { port: backendPort } = await backend.run();
+
+  const server = http.createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      if (req.url.startsWith('/__test/fault')) {
+        fault = new URL(req.url, 'http://x').searchParams.get('mode') || 'none';
+        res.end(`fault ${fault}\n`);
+        return;
+      }
+      const err = verify(req, body);
+      if (opt.log) fs.appendFileSync(opt.log, `${req.method} ${req.url} ${body.length} ${err ? err[1] : 'ok'}\n`);
+      if (err) {
+        xmlError(res, err[0], err[1], err[2]);
+        return;
+      }
+      if (fault === 'drop-uploads' && req.method === 'PUT') {
+        req.socket.destroy();     // the connection is lost mid-transfer
+        return;
+      }
+      let url = req.url;
+      if (opt.maxKeys > 0 && req.method === 'GET' && /[?&]list-type=2(&|$)/.test(url)) {
+        url += `&max-keys=${opt.maxKeys}`;
+      }
+      const headers = { ...req.headers };
+      delete headers.authorization;
+      headers.host = `127.0.0.1:${backendPort}`;
+      headers['content-length'] = String(body.length);
+      const fwd = http.request({ host: '127.0.0.1', port: backendPort, method: req.method, path: url, headers }, (r) => {
+        res.writeHead(r.statusCode, r.headers);
+        r.pipe(res);
+      });
+      fwd.on('error', () => xmlError(res, 500, 'InternalError', 'We encountered an internal error. Please try again.'));
+      fwd.end(body);
+    });
+  });
+  server.listen(opt.port, '127.0.0.1', () => {
+    console.log(`READY ${server.address().port}`);
+  });
+}
+
+main().catch((e) => { console.error(e); process.exit(1); });
