@@ -60,3 +60,60 @@ REVOKE ALL ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(t
 GRANT EXECUTE ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(text, text),
     dynindex.write_object(text, text, bytea) TO dynindex_admin;
 
+
+-- == pitr ==
+-- Point-in-time recovery (src/history/, src/api/backups.c; docs/backups.md).
+-- One row per table with PITR enabled (and per deleted table whose window is
+-- still open).  Its item history is dynindex_history.h<num>: one row per
+-- superseded state of a key (the item, or NULL when the key was absent)
+-- with the commit stamp of the write that ended it (valid_to); the version
+-- of a key at T is its row with the smallest valid_to > T, else the current
+-- item.  A deleted table keeps its storage relation (kept_storage) and its
+-- definition until its window closes.
+CREATE SCHEMA IF NOT EXISTS dynindex_history;
+COMMENT ON SCHEMA dynindex_history IS 'Item history of tables with point-in-time recovery (internal; use RestoreTableToPointInTime / dynindex.item_history).';
+
+CREATE TABLE dynindex.pitr (
+    table_num     bigint PRIMARY KEY,
+    table_name    text NOT NULL,
+    table_arn     text NOT NULL,
+    history       text NOT NULL,            -- dynindex_history.h<num>
+    recovery_days int NOT NULL CHECK (recovery_days BETWEEN 1 AND 35),
+    enabled_at    timestamptz NOT NULL,     -- the earliest restorable time (a commit stamp)
+    deleted_at    timestamptz,              -- the table was deleted (a commit stamp): restorable up to here
+    kept_storage  text,                     -- its storage relation, kept while deleted
+    definition    jsonb                     -- its definition at deletion (as CreateBackup records it)
+);
+CREATE INDEX ON dynindex.pitr (table_name);
+COMMENT ON TABLE dynindex.pitr IS 'One row per table with point-in-time recovery enabled, or deleted with it and still restorable (internal catalog; use UpdateContinuousBackups).';
+SELECT pg_catalog.pg_extension_config_dump('dynindex.pitr', '');
+
+CREATE FUNCTION dynindex.item_history(table_name text, key jsonb)
+RETURNS TABLE (valid_from timestamptz, valid_to timestamptz, item jsonb)
+AS 'MODULE_PATHNAME', 'dynindex_item_history'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.item_history(text, jsonb) IS
+  'The recorded versions of one item of a table with point-in-time recovery, oldest first: each with the commit times it was valid from and to (valid_from NULL: before the history starts; valid_to NULL: the current item), item NULL when the key was absent. Needs the read right on the table.';
+
+CREATE FUNCTION dynindex.restore_table_to_point_in_time(source_table text, target_table text, restore_time timestamptz)
+RETURNS jsonb
+AS $$ SELECT dynindex.api('RestoreTableToPointInTime', jsonb_build_object('SourceTableName', source_table,
+        'TargetTableName', target_table, 'RestoreDateTime', extract(epoch FROM restore_time))) $$
+LANGUAGE sql VOLATILE;
+COMMENT ON FUNCTION dynindex.restore_table_to_point_in_time(text, text, timestamptz) IS
+  'RestoreTableToPointInTime with a timestamptz: restores source_table as it was at restore_time (the transactions whose commit began at or before it) into the new table target_table; returns the TableDescription.';
+
+CREATE FUNCTION dynindex.last_commit_stamp()
+RETURNS timestamptz
+AS 'MODULE_PATHNAME', 'dynindex_last_commit_stamp'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.last_commit_stamp() IS
+  'The commit stamp of this session''s last committed transaction that recorded item history (NULL if none): the time that transaction''s writes became part of every restore to a later time.';
+
+CREATE FUNCTION dynindex.trim_history()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'dynindex_trim_history'
+LANGUAGE C VOLATILE;
+REVOKE ALL ON FUNCTION dynindex.trim_history() FROM PUBLIC;
+COMMENT ON FUNCTION dynindex.trim_history() IS
+  'One round of the worker''s history trim: deletes item history older than each table''s recovery period (in batches) and drops deleted tables whose window closed; returns the rows deleted.';

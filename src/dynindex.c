@@ -11,6 +11,7 @@
 #include "common/arn.h"
 #include "common/errors.h"
 #include "exchange/objstore.h"
+#include "history/history.h"
 #include "storage/storage.h"
 #include "worker/worker.h"
 #include "indexes/indexes.h"
@@ -45,6 +46,7 @@ _PG_init(void)
 	DynErrorsInit();
 	DynWorkerInit();
 	DynStreamsInit();
+	DynHistoryInit();
 	DynCollectionInit();
 	DynStreamsMaintainInit();
 	DynMetricsInit();

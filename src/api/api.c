@@ -35,7 +35,7 @@ static const OperationEntry operations[] = {
 	{"DeleteItem", DynDeleteItem},
 	{"DeleteTable", DynDeleteTable},
 	{"DescribeBackup", DynDescribeBackup},	/* backups.c */
-	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* backups.c */
+	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* pitr.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeStream", DynDescribeStream},	/* src/api/streams.c */
 	{"DescribeTable", DynDescribeTable},
@@ -52,12 +52,13 @@ static const OperationEntry operations[] = {
 	{"PutItem", DynPutItem},
 	{"Query", DynQuery},	/* src/api/query_scan.c */
 	{"RestoreTableFromBackup", DynRestoreTableFromBackup},	/* backups.c */
+	{"RestoreTableToPointInTime", DynRestoreTableToPointInTime},	/* pitr.c */
 	{"Scan", DynScan},		/* src/api/query_scan.c */
 	{"TagResource", DynTagResource},	/* tags.c */
 	{"TransactGetItems", DynTransactGetItems},
 	{"TransactWriteItems", DynTransactWriteItems},
 	{"UntagResource", DynUntagResource},	/* tags.c */
-	{"UpdateContinuousBackups", DynUpdateContinuousBackups},	/* backups.c */
+	{"UpdateContinuousBackups", DynUpdateContinuousBackups},	/* pitr.c */
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
 	{"UpdateTimeToLive", DynUpdateTimeToLive},	/* ttl.c */
@@ -181,7 +182,7 @@ run_operation(const char *opname, Jsonb *req)
 			!DynSecurityHasRight(DynSecurityCaller(), NULL, InvalidOid, DYN_ACCESS_CREATE))
 			DynSecurityDeny(!JB_ROOT_IS_OBJECT(req) ? NULL :
 							RqGetString(&req->root, "TableName") ? RqGetString(&req->root, "TableName") :
-							RqGetString(&req->root, "TargetTableName"));	/* RestoreTableFromBackup */
+							RqGetString(&req->root, "TargetTableName"));	/* the restores */
 		if (!DynSecurityRunsInternal(opname))
 			res = fn(req);
 		else

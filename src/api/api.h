@@ -67,8 +67,17 @@ extern Jsonb *DynDescribeBackup(Jsonb *req);
 extern Jsonb *DynListBackups(Jsonb *req);
 extern Jsonb *DynDeleteBackup(Jsonb *req);
 extern Jsonb *DynRestoreTableFromBackup(Jsonb *req);
+/* A table's full definition as CreateBackup records it (catalog row locked FOR SHARE); NULL if missing. */
+extern Jsonb *DynBackupsTableDefinition(const char *name);
+/* The CreateTable request restoring a definition as target, with a restore request's overrides. */
+extern Jsonb *DynBackupsRestoreRequest(Jsonb *definition, const char *target, JsonbContainer *r);
+/* A restore's response: the new table CREATING, RestoreInProgress true. */
+extern Jsonb *DynBackupsRestoredDescription(struct DynTable *t);
+
+/* pitr.c: point-in-time recovery */
 extern Jsonb *DynDescribeContinuousBackups(Jsonb *req);
 extern Jsonb *DynUpdateContinuousBackups(Jsonb *req);
+extern Jsonb *DynRestoreTableToPointInTime(Jsonb *req);
 
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);

@@ -1,7 +1,7 @@
 /*
  * backups.c — on-demand backups: CreateBackup, DescribeBackup, ListBackups,
- * DeleteBackup, RestoreTableFromBackup; and DescribeContinuousBackups /
- * UpdateContinuousBackups (point-in-time recovery is not offered).
+ * DeleteBackup, RestoreTableFromBackup (point-in-time recovery: pitr.c,
+ * which shares the restore's request building).
  *
  * A backup is a row of dynindex.backups (the source table's full definition:
  * keys, attribute definitions, LSIs, GSIs, billing, options, stream, tags, TTL) and
@@ -72,24 +72,6 @@ static RqField restore_fields[] = {
 	.fields = NULL},
 	{.name = "OnDemandThroughputOverride",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = NULL},
 	{.name = "SSESpecificationOverride",.type = RQ_STRUCT,.structname = "SSESpecification",.fields = NULL},
-	{0}
-};
-
-static const RqField table_name_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.required = true,.tablename = true},
-	{0}
-};
-
-static const RqField pitr_spec_fields[] = {
-	{.name = "PointInTimeRecoveryEnabled",.type = RQ_BOOLEAN,.notnull = true},
-	{.name = "RecoveryPeriodInDays",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.hasmax = true,.maxval = 35},
-	{0}
-};
-
-static const RqField update_continuous_fields[] = {
-	{.name = "TableName",.type = RQ_STRING,.required = true,.tablename = true},
-	{.name = "PointInTimeRecoverySpecification",.type = RQ_STRUCT,.structname = "PointInTimeRecoverySpecification",
-	.fields = pitr_spec_fields,.notnull = true},
 	{0}
 };
 
@@ -165,8 +147,8 @@ static const char *const definition_sql =
 "FROM dynindex.tables t WHERE t.table_name = $1 FOR SHARE OF t";
 
 /*
- * The CreateTable request of a restore: the backup's definition with the
- * overrides ($3 billing, $4 throughput, $5 LSIs, $6 GSIs, $7 SSE, $8
+ * The CreateTable request of a restore: a definition ($1, as CreateBackup
+ * records it) with the overrides ($3 billing, $4 throughput, $5 LSIs, $6 GSIs, $7 SSE, $8
  * on-demand throughput).  An empty index list override means no such
  * indexes; attribute definitions no remaining key uses are left out; a
  * PAY_PER_REQUEST table's GSIs lose their provisioned throughput.  Tags,
@@ -175,7 +157,7 @@ static const char *const definition_sql =
  * table).
  */
 static const char *const restore_request_sql =
-"WITH b AS (SELECT definition AS d FROM dynindex.backups WHERE backup_arn = $1), "
+"WITH b AS (SELECT $1::jsonb AS d), "
 "p AS (SELECT d, coalesce($3, d->>'BillingMode') AS billing, "
 "        nullif(coalesce($5, d->'LocalSecondaryIndexes'), '[]') AS lsis, "
 "        nullif(coalesce($6, d->'GlobalSecondaryIndexes'), '[]') AS gsis FROM b) "
@@ -531,6 +513,72 @@ check_gsi_throughput(Jsonb *create)
 	}
 }
 
+/*
+ * The CreateTable request restoring definition as table target, with the
+ * overrides of the restore request r (RestoreTableFromBackup's, and
+ * RestoreTableToPointInTime's: the same members).
+ */
+Jsonb *
+DynBackupsRestoreRequest(Jsonb *definition, const char *target, JsonbContainer *r)
+{
+	static const char *const overrides[] = {
+		"BillingModeOverride", "ProvisionedThroughputOverride", "LocalSecondaryIndexOverride",
+		"GlobalSecondaryIndexOverride", "SSESpecificationOverride", "OnDemandThroughputOverride", NULL
+	};
+	Oid			types[8] = {JSONBOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID};
+	Datum		args[8];
+	char		nulls[9] = "        ";
+	int			i;
+	Jsonb	   *create;
+
+	args[0] = JsonbPGetDatum(definition);
+	args[1] = CStringGetTextDatum(target);
+	for (i = 0; overrides[i]; i++)
+	{
+		JsonbValue *v = RqGet(r, overrides[i]);
+
+		if (v == NULL)
+			nulls[2 + i] = 'n';
+		else if (i == 0)
+			args[2] = CStringGetTextDatum(RqGetString(r, overrides[i]));
+		else
+			args[2 + i] = JsonbPGetDatum(JsonbValueToJsonb(v));
+	}
+	create = query_jsonb(restore_request_sql, 8, types, args, nulls);
+	if (create == NULL)
+		elog(ERROR, "could not build the restored table's definition");
+	if (RqStringIs(r, "BillingModeOverride", "PROVISIONED") && RqGet(r, "GlobalSecondaryIndexOverride") == NULL)
+		check_gsi_throughput(create);
+	return create;
+}
+
+/*
+ * The response of a restore: complete, but shown as DynamoDB's is at that
+ * moment, CREATING with its restore in progress (DescribeTable then shows
+ * it ACTIVE, RestoreInProgress false).
+ */
+Jsonb *
+DynBackupsRestoredDescription(DynTable *t)
+{
+	Oid			types[1] = {JSONBOID};
+	Datum		args[1];
+
+	args[0] = JsonbPGetDatum(DynTableDescription(t, "CREATING", false));
+	return wrap("TableDescription",
+				query_jsonb("SELECT jsonb_set($1, '{RestoreSummary,RestoreInProgress}', 'true')",
+							1, types, args, NULL));
+}
+
+/* The full definition of a table as CreateBackup records it (its catalog row locked FOR SHARE); NULL if missing. */
+Jsonb *
+DynBackupsTableDefinition(const char *name)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(name)};
+
+	return query_jsonb(definition_sql, 1, types, args, NULL);
+}
+
 /* RestoreTableFromBackup */
 Jsonb *
 DynRestoreTableFromBackup(Jsonb *req)
@@ -542,10 +590,6 @@ DynRestoreTableFromBackup(Jsonb *req)
 	Jsonb	   *create;
 	Jsonb	   *summary;
 	DynTable   *t;
-	static const char *const overrides[] = {
-		"BillingModeOverride", "ProvisionedThroughputOverride", "LocalSecondaryIndexOverride",
-		"GlobalSecondaryIndexOverride", "SSESpecificationOverride", "OnDemandThroughputOverride", NULL
-	};
 
 	RqValidate(req, restore_schema());
 	arn = RqGetString(r, "BackupArn");
@@ -561,101 +605,21 @@ DynRestoreTableFromBackup(Jsonb *req)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
 
 	{
-		Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID, JSONBOID};
-		Datum		args[8];
-		char		nulls[9] = "        ";
-		int			i;
+		Oid			types[1] = {TEXTOID};
+		Datum		args[1] = {CStringGetTextDatum(arn)};
+		Jsonb	   *definition = query_jsonb("SELECT definition FROM dynindex.backups WHERE backup_arn = $1",
+											 1, types, args, NULL);
 
-		args[0] = CStringGetTextDatum(arn);
-		args[1] = CStringGetTextDatum(target);
-		for (i = 0; overrides[i]; i++)
-		{
-			JsonbValue *v = RqGet(r, overrides[i]);
-
-			if (v == NULL)
-				nulls[2 + i] = 'n';
-			else if (i == 0)
-				args[2] = CStringGetTextDatum(RqGetString(r, overrides[i]));
-			else
-				args[2 + i] = JsonbPGetDatum(JsonbValueToJsonb(v));
-		}
-		create = query_jsonb(restore_request_sql, 8, types, args, nulls);
-		if (create == NULL)
+		if (definition == NULL)
 			DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
-
+		create = DynBackupsRestoreRequest(definition, target, r);
 		summary = query_jsonb("SELECT jsonb_build_object('RestoreSummary', jsonb_build_object("
 							  "'SourceBackupArn', b.backup_arn, 'SourceTableArn', b.table_arn, "
 							  "'RestoreDateTime', " EPOCH("b.created_at") ", 'RestoreInProgress', false)) "
 							  "FROM dynindex.backups b WHERE b.backup_arn = $1",
 							  1, types, args, NULL);
 	}
-	if (RqStringIs(r, "BillingModeOverride", "PROVISIONED") && RqGet(r, "GlobalSecondaryIndexOverride") == NULL)
-		check_gsi_throughput(create);
 	t = DynTableCreate(create, summary, true);
 	DynBackupRestoreItems(t, copy);
-
-	/*
-	 * The restore is complete, but the response shows the table as DynamoDB's
-	 * does at that moment: CREATING, its restore in progress (DescribeTable
-	 * then shows it ACTIVE, RestoreInProgress false).
-	 */
-	{
-		Oid			types[1] = {JSONBOID};
-		Datum		args[1];
-
-		args[0] = JsonbPGetDatum(DynTableDescription(t, "CREATING", false));
-		return wrap("TableDescription",
-					query_jsonb("SELECT jsonb_set($1, '{RestoreSummary,RestoreInProgress}', 'true')",
-								1, types, args, NULL));
-	}
-}
-
-/* The ContinuousBackupsDescription dynindex reports: PITR is never enabled. */
-static Jsonb *
-continuous_description(void)
-{
-	JsonbParseState *st = NULL;
-
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "ContinuousBackupsStatus");
-	RqPushString(&st, WJB_VALUE, "ENABLED");
-	RqPushKey(&st, "PointInTimeRecoveryDescription");
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "PointInTimeRecoveryStatus");
-	RqPushString(&st, WJB_VALUE, "DISABLED");
-	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	return wrap("ContinuousBackupsDescription",
-				JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
-}
-
-/* DescribeContinuousBackups */
-Jsonb *
-DynDescribeContinuousBackups(Jsonb *req)
-{
-	RqValidate(req, table_name_fields);
-	source_table(RqGetString(&req->root, "TableName"));
-	return continuous_description();
-}
-
-/*
- * UpdateContinuousBackups: disabling point-in-time recovery succeeds (it is
- * off); enabling it is refused.  Restoring a table to any second of the last
- * 35 days needs every item version of that window; dynindex keeps none (the
- * change capture of streams keeps 24 hours of records, not a restorable
- * history), so it does not pretend to offer it (docs/backups.md).
- */
-Jsonb *
-DynUpdateContinuousBackups(Jsonb *req)
-{
-	JsonbValue *spec;
-
-	RqValidate(req, update_continuous_fields);
-	source_table(RqGetString(&req->root, "TableName"));
-	spec = RqGet(&req->root, "PointInTimeRecoverySpecification");
-	if (RqGetBool(spec->val.binary.data, "PointInTimeRecoveryEnabled", false))
-		DynError(DYN_ERR_CONTINUOUS_BACKUPS_UNAVAILABLE,
-				 "Point in time recovery is not supported by dynindex: it keeps no history of item versions "
-				 "to restore from. Use CreateBackup for on-demand backups, or PostgreSQL's WAL archiving "
-				 "for point-in-time recovery of the whole database.");
-	return continuous_description();
+	return DynBackupsRestoredDescription(t);
 }

@@ -15,6 +15,7 @@
 #include "api/tables.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "history/history.h"
 #include "security/security.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
@@ -53,6 +54,7 @@ DynDeleteTable(Jsonb *req)
 {
 	DynTable   *t;
 	Jsonb	   *desc;
+	Jsonb	   *definition = NULL;
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1];
 	int			i;
@@ -62,6 +64,9 @@ DynDeleteTable(Jsonb *req)
 	if (RqGetBool(&t->options->root, "DeletionProtectionEnabled", false))
 		DynValidationError("Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
 	desc = DynTablesDescribe(t, "DELETING", true);
+	/* with point-in-time recovery the table stays restorable: its definition as it is now */
+	if (t->pitr.days > 0)
+		definition = DynBackupsTableDefinition(t->name);
 
 	/* lock the catalog row so concurrent writers of this table serialize with us */
 	args[0] = CStringGetTextDatum(t->name);
@@ -70,8 +75,13 @@ DynDeleteTable(Jsonb *req)
 		elog(ERROR, "could not delete table");
 	if (SPI_processed == 0)
 		DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Table: %s not found", t->name);
-	/* the table first, then its indexes: the order in which requests lock them */
-	DynStorageDropTable(t->storage);
+	/*
+	 * The table first, then its indexes: the order in which requests lock
+	 * them.  A table with point-in-time recovery keeps its storage (and
+	 * history) until its window closes.
+	 */
+	if (!DynHistoryKeepDeleted(t, definition))
+		DynStorageDropTable(t->storage);
 	for (i = 0; i < t->nindexes; i++)
 		DynStorageDropTable(t->indexes[i].storage);
 	/* its stream is disabled; the records stay readable until they expire */

@@ -310,6 +310,47 @@ DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out)
 	DynSecurityEndInternal(&sec);
 }
 
+/*
+ * Does the database have the point-in-time recovery catalog (dynindex.pitr,
+ * version 0.3)?  Not before ALTER EXTENSION dynindex UPDATE in a database
+ * created at 0.1 or 0.2.
+ */
+bool
+DynCatalogHasPitr(void)
+{
+	return OidIsValid(get_relname_relid("pitr", get_namespace_oid("dynindex", true)));
+}
+
+/*
+ * Read a table's point-in-time recovery from dynindex.pitr: in the active
+ * snapshot, or (latest) in a new one.  Off in a database before 0.3.
+ */
+void
+DynCatalogReadPitr(int64 table_num, bool latest, DynPitrInfo *out)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1];
+	bool		isnull;
+	DynSecurityState sec;
+
+	memset(out, 0, sizeof(*out));
+	if (!DynCatalogHasPitr())
+		return;
+	args[0] = Int64GetDatum(table_num);
+	/* the catalog is internal (writers run as their caller) */
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT recovery_days, enabled_at FROM dynindex.pitr "
+							  "WHERE table_num = $1 AND deleted_at IS NULL",
+							  1, types, args, NULL, !latest, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the table's point-in-time recovery");
+	if (SPI_processed > 0)
+	{
+		out->days = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		out->enabled_at = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	}
+	DynSecurityEndInternal(&sec);
+}
+
 /* Load one table (and its indexes) from the catalog: see load_table. */
 static DynTable *
 load_table_in_snapshot(const char *name)
@@ -400,6 +441,7 @@ load_table_in_snapshot(const char *name)
 	}
 	MemoryContextSwitchTo(old);
 	DynCatalogReadStream(t->num, false, &t->stream);
+	DynCatalogReadPitr(t->num, false, &t->pitr);
 	return t;
 }
 

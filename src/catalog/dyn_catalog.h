@@ -70,6 +70,13 @@ typedef struct DynStreamInfo
 	int			shard_count;
 } DynStreamInfo;
 
+/* A table's point-in-time recovery (dynindex.pitr), if enabled. */
+typedef struct DynPitrInfo
+{
+	int			days;			/* RecoveryPeriodInDays; 0: PITR is off */
+	TimestampTz enabled_at;		/* the earliest restorable time (a commit stamp) */
+} DynPitrInfo;
+
 typedef struct DynTable
 {
 	MemoryContext cxt;			/* owns this entry */
@@ -90,6 +97,7 @@ typedef struct DynTable
 	int			nindexes;
 	DynIndex   *indexes;
 	DynStreamInfo stream;		/* the enabled stream, if any */
+	DynPitrInfo pitr;			/* point-in-time recovery, if enabled */
 	Oid			storage_relid;	/* set when the request locks the storage relation */
 	/* cached plans (storage.c) */
 	SPIPlanPtr	plans[16];
@@ -122,6 +130,10 @@ extern bool DynCatalogIsStale(void);
 extern bool DynCatalogHasStreams(void);
 /* Read the enabled stream of a table (by number) from dynindex.streams, bypassing the cache. */
 extern void DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out);
+/* Does the database have the point-in-time recovery catalog (dynindex.pitr, version 0.3)? */
+extern bool DynCatalogHasPitr(void);
+/* Read a table's point-in-time recovery from dynindex.pitr (latest: in a new snapshot), bypassing the cache. */
+extern void DynCatalogReadPitr(int64 table_num, bool latest, DynPitrInfo *out);
 /* "KEYS_ONLY", ... for a view type (NULL for none), and back (DYN_STREAM_NONE if unknown). */
 extern const char *DynStreamViewName(DynStreamView v);
 extern DynStreamView DynStreamViewFromName(const char *name);

@@ -64,6 +64,7 @@ static const OperationAccess operation_access[] = {
 	{"DescribeContinuousBackups", DYN_ACCESS_DESCRIBE, false},
 	{"ListBackups", DYN_ACCESS_NONE, false},	/* lists the backups of tables the caller administers */
 	{"RestoreTableFromBackup", DYN_ACCESS_CREATE, false},	/* and admin on the backup's table */
+	{"RestoreTableToPointInTime", DYN_ACCESS_CREATE, false},	/* and admin on the source table */
 	{"DescribeEndpoints", DYN_ACCESS_NONE, false},
 	{"DescribeLimits", DYN_ACCESS_NONE, false},
 	{"DescribeStream", DYN_ACCESS_STREAM, false},
@@ -97,6 +98,7 @@ static const OperationAccess operation_access[] = {
 	{"wait_for_indexes", DYN_ACCESS_DESCRIBE, false},
 	{"verify_indexes", DYN_ACCESS_ADMIN, false},
 	{"index_stats", DYN_ACCESS_READ, false},
+	{"item_history", DYN_ACCESS_READ, false},
 	{NULL, DYN_ACCESS_ADMIN, false}
 };
 

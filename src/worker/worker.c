@@ -41,10 +41,14 @@
 #include "utils/timestamp.h"
 
 #include "common/wakeup.h"
+#include "history/history.h"
 #include "indexes/indexes.h"
 #include "streams/streams.h"
 #include "worker/worker.h"
 #include "write/write.h"
+
+/* the item history trim (history/trim.c) runs this often */
+#define DYN_HISTORY_TRIM_INTERVAL_S 60
 
 /* an idle worker: after this many empty rounds it sleeps until a deadline, at most DYN_IDLE_SLEEP_MS */
 #define DYN_IDLE_ROUNDS 5
@@ -365,6 +369,7 @@ dynindex_worker_main(Datum arg)
 	volatile bool in_batch = false;
 	TimestampTz next_ttl;		/* when the next Time to Live round is due */
 	volatile TimestampTz next_streams = 0;	/* when the next stream maintenance is due */
+	TimestampTz next_trim = 0;	/* when the next item history trim is due */
 	volatile bool applied;		/* this round applied GSI changes */
 	int			idle_rounds = 0;	/* rounds in a row with nothing to do, no wake-up */
 
@@ -523,6 +528,16 @@ dynindex_worker_main(Datum arg)
 			MemoryContextSwitchTo(loop_cxt);
 			MemoryContextReset(loop_cxt);
 		}
+		/* item history older than each table's recovery period (src/history/trim.c) */
+		if (GetCurrentTimestamp() >= next_trim)
+		{
+			pgstat_report_activity(STATE_RUNNING, "trimming item history");
+			DynHistoryTrimDatabase();
+			pgstat_report_activity(STATE_IDLE, NULL);
+			MemoryContextSwitchTo(loop_cxt);
+			MemoryContextReset(loop_cxt);
+			next_trim = TimestampTzPlusMilliseconds(GetCurrentTimestamp(), DYN_HISTORY_TRIM_INTERVAL_S * 1000L);
+		}
 
 		/*
 		 * How long to sleep on the latch.  Writers set it when they commit
@@ -550,6 +565,8 @@ dynindex_worker_main(Datum arg)
 				deadline = next_ttl;
 			if (dynindex_stream_maintenance_interval_s > 0 && next_streams < deadline)
 				deadline = next_streams;
+			if (next_trim < deadline)
+				deadline = next_trim;
 			TimestampDifference(now, deadline, &secs, &usecs);
 			timeout = Max(1L, Min(timeout, secs * 1000L + usecs / 1000));
 		}

@@ -10,6 +10,7 @@
 #include "storage/lmgr.h"
 
 #include "common/errors.h"
+#include "history/history.h"
 #include "indexes/indexes.h"
 #include "streams/streams.h"
 #include "write/write.h"
@@ -104,30 +105,45 @@ fast_write_done(DynTable *t, const DynKey *key)
 		DynGsiCaptureIfCreated(t, key);
 }
 
-/*
- * The stream a write of table t goes to (id 0: none).  The storage relation
- * is locked for writing first: enabling or disabling a stream locks it in
- * SHARE mode (streams/lifecycle.c), so a writer that waited here receives
- * the catalog invalidation and reads the committed stream state instead of
- * the one cached when the request began.
- */
-static const DynStreamInfo *
-write_stream(DynTable *t, DynStreamInfo *buf)
+/* What a write of a table captures besides its indexes: the table's stream, its item history. */
+typedef struct WriteCapture
 {
+	DynStreamInfo stream;		/* id 0: no stream */
+	bool		history;		/* point-in-time recovery is on */
+} WriteCapture;
+
+/*
+ * The stream and history state a write of table t captures for.  The
+ * storage relation is locked for writing first: enabling or disabling a
+ * stream or point-in-time recovery locks it in SHARE mode
+ * (streams/lifecycle.c, history/lifecycle.c), so a writer that waited here
+ * receives the catalog invalidation and reads the committed state instead
+ * of the one cached when the request began.
+ */
+static void
+write_capture(DynTable *t, WriteCapture *wc)
+{
+	DynPitrInfo pitr;
+
 	if (OidIsValid(t->storage_relid))
 		LockRelationOid(t->storage_relid, RowExclusiveLock);
 	if (!DynCatalogIsStale())
-		return &t->stream;
-	DynCatalogReadStream(t->num, true, buf);
-	return buf;
+	{
+		wc->stream = t->stream;
+		wc->history = t->pitr.days > 0;
+		return;
+	}
+	DynCatalogReadStream(t->num, true, &wc->stream);
+	DynCatalogReadPitr(t->num, true, &pitr);
+	wc->history = pitr.days > 0;
 }
 
 /* ---------------------------------------------------------------- writes */
 
-/* Read, compute and write one item under a row lock (the stream s is known). */
+/* Read, compute and write one item under a row lock (what to capture is known). */
 static void
 modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
-	   const char *size_msg, int flags, const DynStreamInfo *s, DynWriteResult *res)
+	   const char *size_msg, int flags, const WriteCapture *wc, DynWriteResult *res)
 {
 	res->collection_exceeded = false;
 	for (;;)
@@ -186,13 +202,16 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 			else
 				DynCollectionCheckWrite(t, key, res->old, res->oldsize, res->new, res->newsize);
 		}
-		if (s->id != 0)
+		if (wc->stream.id != 0)
 		{
 			DynStreamChange c = {key, res->old, exists ? stored.item : NULL, res->oldsize,
 			res->new, newjson, res->newsize, (flags & DYN_WRITE_BY_TTL) != 0};
 
-			DynStreamCapture(t, s, &c);
+			DynStreamCapture(t, &wc->stream, &c);
 		}
+		/* the state this write supersedes: the old item, or the key's absence */
+		if (wc->history)
+			DynHistoryCapture(t, key, exists ? stored.item : NULL, res->oldsize);
 		return;
 	}
 }
@@ -202,9 +221,10 @@ void
 DynWriteModify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 			   const char *size_msg, int flags, DynWriteResult *res)
 {
-	DynStreamInfo buf;
+	WriteCapture wc;
 
-	modify(t, key, fn, arg, size_msg, flags, write_stream(t, &buf), res);
+	write_capture(t, &wc);
+	modify(t, key, fn, arg, size_msg, flags, &wc, res);
 }
 
 /* The mutation of an unconditional put: the new item. */
@@ -218,14 +238,18 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 void
 DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
 {
-	DynStreamInfo buf;
-	const DynStreamInfo *s = write_stream(t, &buf);
+	WriteCapture wc;
 
-	/* a stream needs the old item: INSERT or MODIFY, an unchanged item, OldImage */
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || s->id != 0)
+	write_capture(t, &wc);
+
+	/*
+	 * A stream needs the old item (INSERT or MODIFY, an unchanged item,
+	 * OldImage), and so does the item history (the version superseded).
+	 */
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0 || wc.history)
 	{
 		modify(t, key, put_mutator, item,
-			   "Item size has exceeded the maximum allowed size", flags, s, res);
+			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
 		return;
 	}
 
@@ -257,15 +281,15 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 {
 	DynStoredItem old;
 	bool		existed;
-	DynStreamInfo buf;
-	const DynStreamInfo *s = write_stream(t, &buf);
+	WriteCapture wc;
 
+	write_capture(t, &wc);
 	if (DynTableHasLsi(t))
 	{
-		modify(t, key, delete_mutator, NULL, "", flags, s, res);
+		modify(t, key, delete_mutator, NULL, "", flags, &wc, res);
 		return res->old != NULL;
 	}
-	/* DELETE ... RETURNING gives the old item: no read needed, even for a stream */
+	/* DELETE ... RETURNING gives the old item: no read needed, even for a stream or the history */
 	res->collection_exceeded = false;	/* a delete never grows a collection */
 	existed = DynStorageDelete(t, key, &old);
 	res->old = existed && (flags & DYN_WRITE_NEED_OLD) ? DynItemFromStored(old.item) : NULL;
@@ -275,13 +299,15 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 	if (existed)
 	{
 		fast_write_done(t, key);
-		if (s->id != 0)
+		if (wc.stream.id != 0)
 		{
 			DynStreamChange c = {key, res->old, old.item, old.size, NULL, NULL, 0,
 			(flags & DYN_WRITE_BY_TTL) != 0};
 
-			DynStreamCapture(t, s, &c);
+			DynStreamCapture(t, &wc.stream, &c);
 		}
+		if (wc.history)
+			DynHistoryCapture(t, key, old.item, old.size);
 	}
 	return existed;
 }
