@@ -1,6 +1,6 @@
 -- On-demand backups: CreateBackup, DescribeBackup, ListBackups, DeleteBackup,
--- RestoreTableFromBackup (with overrides, indexes rebuilt), and the
--- continuous-backup operations (point-in-time recovery is refused).
+-- RestoreTableFromBackup (with overrides, indexes rebuilt).  Point-in-time
+-- recovery (the continuous-backup operations): 94_pitr.sql.
 \set VERBOSITY terse
 -- masks the values that change from run to run (ids, ARNs' backup part, times)
 CREATE FUNCTION mask(j jsonb) RETURNS jsonb LANGUAGE sql AS $$
@@ -172,17 +172,6 @@ SELECT try('DescribeBackup', jsonb_build_object('BackupArn', :'arn2'));
 SELECT try('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Music9', 'BackupArn', :'arn2'));
 SELECT count(*) FROM dynindex.backups WHERE backup_arn = :'arn2';
 SELECT to_regclass(:'copy2') AS dropped_copy;
-
--- point-in-time recovery: reported off; enabling it is refused; disabling is accepted
-SELECT dynindex.api('DescribeContinuousBackups', '{"TableName": "Music"}');
-SELECT dynindex.api('DescribeContinuousBackups', '{"TableName": "Nope"}');
-SELECT dynindex.api('DescribeContinuousBackups', '{}');
-SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
-SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": false}}');
-SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Nope", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
-SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music"}');
-SELECT dynindex.api('UpdateContinuousBackups', '{"TableName": "Music", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true, "RecoveryPeriodInDays": 36}}');
-SELECT dynindex.api('RestoreTableToPointInTime', '{"SourceTableName": "Music", "TargetTableName": "x"}');
 
 -- clean up (later suites list tables)
 SELECT count(dynindex.api('DeleteBackup', jsonb_build_object('BackupArn', backup_arn))) FROM dynindex.backups;

@@ -331,16 +331,26 @@ DynHistoryCapture(DynTable *t, const DynKey *key, Jsonb *old_item, int32 old_siz
 	nlive++;
 }
 
-/* A subtransaction aborted: its rows (and its children's) are dead. */
+/*
+ * A subtransaction aborted: the rows appended since it began (its own and
+ * its children's) are dead.  Ranges of its children that aborted before are
+ * inside the new one and merge into it; earlier ranges end before it.
+ */
 static void
 drop_subxact_rows(SubTransactionId subid)
 {
 	int64		start = -1;
+	int64		already = 0;
 
 	while (nmarks > 0 && marks[nmarks - 1].subid >= subid)
 		start = marks[--nmarks].start;
 	if (start < 0 || start >= nrows)
 		return;
+	while (ndead > 0 && dead[ndead - 2] >= start)
+	{
+		already += dead[ndead - 1] - dead[ndead - 2];
+		ndead -= 2;
+	}
 	if (ndead + 2 > dead_size)
 	{
 		MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
@@ -351,8 +361,7 @@ drop_subxact_rows(SubTransactionId subid)
 	}
 	dead[ndead++] = start;
 	dead[ndead++] = nrows;
-	/* ranges never overlap: later rows were appended after the earlier ranges ended */
-	nlive -= nrows - start;
+	nlive -= (nrows - start) - already;
 }
 
 /* The prepared history insert of a table. */
