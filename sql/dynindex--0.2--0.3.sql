@@ -108,7 +108,7 @@ RETURNS timestamptz
 AS 'MODULE_PATHNAME', 'dynindex_last_commit_stamp'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.last_commit_stamp() IS
-  'The commit stamp of this session''s last committed transaction that recorded item history (NULL if none): the time that transaction''s writes became part of every restore to a later time.';
+  'The commit stamp of this session''s previous committed transaction, NULL if it recorded no item history: its writes are in every restore to this time or later, and in none to an earlier time.';
 
 CREATE FUNCTION dynindex.trim_history()
 RETURNS bigint

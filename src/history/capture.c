@@ -86,7 +86,7 @@ static int	dead_size = 0;
 /* this backend's slot holds a stamp of the current transaction */
 static bool slot_held = false;
 static TimestampTz pending_stamp = 0;
-/* the stamp of this session's last committed transaction with history */
+/* the stamp of this session's last committed transaction (0: it recorded no history) */
 static TimestampTz last_commit_stamp = 0;
 
 /* per table number: its prepared insert (kept across transactions) */
@@ -468,8 +468,8 @@ history_xact_callback(XactEvent event, void *arg)
 						 errmsg("cannot PREPARE a transaction that wrote items of a table with point-in-time recovery")));
 			break;
 		case XACT_EVENT_COMMIT:
-			if (slot_held)
-				last_commit_stamp = pending_stamp;
+			/* a transaction that recorded no history has no stamp */
+			last_commit_stamp = slot_held ? pending_stamp : 0;
 			release_slot();
 			reset_buffer();
 			break;
@@ -510,7 +510,7 @@ DynHistoryInit(void)
 
 PG_FUNCTION_INFO_V1(dynindex_last_commit_stamp);
 
-/* dynindex.last_commit_stamp() RETURNS timestamptz: this session's last history commit stamp. */
+/* dynindex.last_commit_stamp() RETURNS timestamptz: the stamp of this session's previous transaction. */
 Datum
 dynindex_last_commit_stamp(PG_FUNCTION_ARGS)
 {
