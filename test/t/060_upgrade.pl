@@ -309,6 +309,28 @@ api('mid', 'DeleteTable', { TableName => 'OrdersAt02' });
 # items; Counters has a stream).  One entry per feature, as @FEATURES above.
 # ---------------------------------------------------------------------------
 my @FEATURES_03 = (
+	[ 'point-in-time recovery' => sub {
+		my $db = shift;
+		my $d = api($db, 'UpdateContinuousBackups', { TableName => 'Orders',
+			PointInTimeRecoverySpecification => { PointInTimeRecoveryEnabled => JSON::PP::true, RecoveryPeriodInDays => 3 } });
+		is($d->{ContinuousBackupsDescription}{PointInTimeRecoveryDescription}{PointInTimeRecoveryStatus}, 'ENABLED',
+			'PITR enabled on a table created before the update');
+		my $before = api($db, 'Scan', { TableName => 'Orders', Select => 'COUNT', ConsistentRead => JSON::PP::true })->{Count};
+		my $c0 = api($db, 'Query', { TableName => 'Orders', IndexName => 'byCust', KeyConditionExpression => 'cust = :c',
+			ExpressionAttributeValues => { ':c' => { S => 'c0' } } })->{Count};
+		my $at = $node->safe_psql($db, q{SELECT enabled_at FROM dynindex.pitr WHERE table_name = 'Orders'});
+		api($db, 'PutItem', { TableName => 'Orders', Item => { pk => { S => 'pitr' }, sk => { S => 'x' }, st => { S => 'open' },
+			cust => { S => 'c0' } } });
+		$node->safe_psql($db, "SELECT dynindex.restore_table_to_point_in_time('Orders', 'OrdersBefore', '$at')");
+		is(api($db, 'Scan', { TableName => 'OrdersBefore', Select => 'COUNT', ConsistentRead => JSON::PP::true })->{Count}, $before,
+			'the restore to the enabling has the items written before it, not the later one');
+		is(api($db, 'Query', { TableName => 'OrdersBefore', IndexName => 'byCust', KeyConditionExpression => 'cust = :c',
+			ExpressionAttributeValues => { ':c' => { S => 'c0' } } })->{Count}, $c0, 'the restored table answers on its GSI');
+		api($db, 'DeleteTable', { TableName => 'OrdersBefore' });
+		api($db, 'UpdateContinuousBackups', { TableName => 'Orders',
+			PointInTimeRecoverySpecification => { PointInTimeRecoveryEnabled => JSON::PP::false } });
+		api($db, 'DeleteItem', { TableName => 'Orders', Key => { pk => { S => 'pitr' }, sk => { S => 'x' } } });
+	} ],
 );
 
 for my $f (@FEATURES_03)
