@@ -48,6 +48,7 @@ _PG_init(void)
 	DynStreamsInit();
 	DynHistoryInit();
 	DynCollectionInit();
+	DynGsiWaitInit();
 	DynStreamsMaintainInit();
 	DynMetricsInit();
 	DynObjStoreDefineSettings();

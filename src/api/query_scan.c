@@ -25,6 +25,7 @@
 #include "utils/tuplestore.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
+#include "utils/snapmgr.h"
 
 #include "api/api.h"
 #include "api/items.h"
@@ -32,6 +33,7 @@
 #include "common/errors.h"
 #include "security/security.h"
 #include "expr/expr_ast.h"
+#include "indexes/indexes.h"
 #include "metrics/metrics.h"
 
 #define PAGE_BYTES		(1024 * 1024)
@@ -1067,6 +1069,24 @@ begin_read(ReadSpec *rs, Jsonb *req, bool is_query)
 	return keycond;
 }
 
+/*
+ * Read the page.  Under dynindex.gsi_read_your_writes a read of a GSI first
+ * waits until the changes committed so far are applied to it
+ * (src/indexes/gsi_wait.c), then reads with a snapshot taken after the wait.
+ */
+static Jsonb *
+read_page_after_writes(ReadSpec *rs)
+{
+	Jsonb	   *res;
+
+	if (!DynGsiReadYourWrites(rs->t, rs->idx))
+		return read_page(rs);
+	PushActiveSnapshot(GetTransactionSnapshot());
+	res = read_page(rs);
+	PopActiveSnapshot();
+	return res;
+}
+
 /* Query */
 Jsonb *
 DynQuery(Jsonb *req)
@@ -1119,7 +1139,7 @@ DynQuery(Jsonb *req)
 	DynItemsCheckKeyPaths(rs.t, rs.filter);
 	check_gsi_select(&rs, r);
 	rs.fetch_base = needs_base_items(&rs);
-	return read_page(&rs);
+	return read_page_after_writes(&rs);
 }
 
 /*
@@ -1173,7 +1193,7 @@ DynScan(Jsonb *req)
 		resume_from(&rs, tuple);
 	}
 	rs.fetch_base = needs_base_items(&rs);
-	return read_page(&rs);
+	return read_page_after_writes(&rs);
 }
 
 /* ---------------------------------------------------------------- SQL functions */

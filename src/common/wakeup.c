@@ -1,7 +1,8 @@
 /*
  * wakeup.c — the workers' shared memory and the wake-up at commit
  * (common/wakeup.h): writers register their database and set its worker's
- * latch; the launcher and the workers (src/worker/worker.c) keep the slots.
+ * latch; the launcher and the workers (src/worker/worker.c) keep the slots;
+ * a worker announces each applied batch to the readers waiting for it.
  */
 #include "postgres.h"
 
@@ -39,6 +40,8 @@ dyn_shmem_startup(void)
 	{
 		memset(DynWorkerShmem, 0, sizeof(DynWorkerShmemData));
 		DynWorkerShmem->lock = &(GetNamedLWLockTranche("dynindex"))->lock;
+		for (int i = 0; i < MAX_DB_SLOTS; i++)
+			ConditionVariableInit(&DynWorkerShmem->applied[i]);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
@@ -99,4 +102,23 @@ DynWorkerWake(Oid dboid)
 		SetLatch(latch);
 	if (launcher)
 		SetLatch(launcher);
+}
+
+/* The condition variable a database's worker broadcasts after applying changes (NULL: not preloaded). */
+ConditionVariable *
+DynWorkerAppliedCV(Oid dboid)
+{
+	if (DynWorkerShmem == NULL)
+		return NULL;
+	return &DynWorkerShmem->applied[dboid % MAX_DB_SLOTS];
+}
+
+/* Tell the readers waiting in a database that a GSI batch has committed. */
+void
+DynWorkerAnnounceApplied(Oid dboid)
+{
+	ConditionVariable *cv = DynWorkerAppliedCV(dboid);
+
+	if (cv)
+		ConditionVariableBroadcast(cv);
 }

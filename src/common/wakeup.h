@@ -2,7 +2,8 @@
  * wakeup.h — what the layers need of the background workers: the shared
  * memory where writers and their database's worker meet (one slot per
  * database), the wake-up at commit (DynWorkerWake) and the orphan check of
- * long steps (DynWorkerExitIfOrphaned).
+ * long steps (DynWorkerExitIfOrphaned), and the announcement of each
+ * applied GSI batch to the readers that wait for it (read-your-writes).
  *
  * The workers (src/worker/) are a driver above the layers they run, as api/
  * is; the write path, the indexes and the streams call no worker code, only
@@ -12,6 +13,7 @@
 #define DYNINDEX_WAKEUP_H
 
 #include "miscadmin.h"
+#include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lwlock.h"
@@ -32,12 +34,20 @@ typedef struct WorkerSlot
 	Latch	   *latch;			/* the running worker's latch */
 } WorkerSlot;
 
-/* The shared memory of the workers: the launcher's latch and the slots. */
+/*
+ * The shared memory of the workers: the launcher's latch, the slots, and
+ * one condition variable per database (by OID modulo MAX_DB_SLOTS: two
+ * databases may share one, a spurious wake-up costs a reader one check)
+ * that a worker broadcasts after each committed batch.  Not in the slots:
+ * a slot is reused for another database while readers may still sleep on
+ * the variable, which is initialised once and never moves.
+ */
 typedef struct DynWorkerShmemData
 {
 	LWLock	   *lock;
 	Latch	   *launcher_latch;
 	WorkerSlot	slots[MAX_DB_SLOTS];
+	ConditionVariable applied[MAX_DB_SLOTS];
 } DynWorkerShmemData;
 
 /* NULL unless dynindex is in shared_preload_libraries */
@@ -49,6 +59,10 @@ extern void DynWorkerShmemInit(void);
 extern WorkerSlot *DynWorkerSlotFor(Oid dboid, bool create);
 /* Wake the GSI worker of a database (the launcher starts one if needed). */
 extern void DynWorkerWake(Oid dboid);
+/* The condition variable a database's worker broadcasts after applying changes (NULL: not preloaded). */
+extern ConditionVariable *DynWorkerAppliedCV(Oid dboid);
+/* Tell the readers waiting in a database that a GSI batch has committed. */
+extern void DynWorkerAnnounceApplied(Oid dboid);
 
 /*
  * Exit at once when the postmaster has died.  Every loop of a background

@@ -445,6 +445,9 @@ DynGsiApplyBatch(int limit)
 	SPI_finish();
 	PopActiveSnapshot();
 	CommitTransactionCommand();
+	/* readers waiting for these changes (read-your-writes, gsi_wait.c) look again */
+	if (n > 0)
+		DynWorkerAnnounceApplied(MyDatabaseId);
 	return n;
 }
 

@@ -83,6 +83,14 @@ extern void DynGsiWaitApplied(void);
  */
 extern void DynGsiCaptureIfCreated(DynTable *t, const DynKey *key);
 
+/* ---- gsi_wait.c (read-your-writes reads of GSIs) ---- */
+extern bool dynindex_gsi_read_your_writes;	/* GUC dynindex.gsi_read_your_writes */
+extern int	dynindex_gsi_read_your_writes_timeout_ms;	/* GUC, ms */
+/* Register the settings (from _PG_init). */
+extern void DynGsiWaitInit(void);
+/* Before reading a GSI: wait for the changes committed so far (if asked); true: take a new snapshot. */
+extern bool DynGsiReadYourWrites(DynTable *t, DynIndex *idx);
+
 /* ---- gsi_apply.c (run by the worker, src/worker/) ---- */
 /* dynindex.backfill_chunk_size (defined with the worker's settings) */
 extern int	dynindex_backfill_chunk_size;
