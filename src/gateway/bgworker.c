@@ -51,6 +51,7 @@ static int	http_request_timeout = 30;
 static char *http_tls_cert = NULL;
 static char *http_tls_key = NULL;
 static bool http_verbose = false;
+static bool http_gsi_read_your_writes = false;
 static int	http_metrics_port = 0;
 static char *http_metrics_host = NULL;
 
@@ -124,6 +125,10 @@ _PG_init(void)
 							   NULL, &http_tls_key, "", PGC_POSTMASTER, GUC_SUPERUSER_ONLY, NULL, NULL, NULL);
 	DefineCustomBoolVariable("dynindex_http.verbose", "Log every request.",
 							 NULL, &http_verbose, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("dynindex_http.gsi_read_your_writes",
+							 "Every Query or Scan of a global secondary index waits for the writes committed before it (beyond DynamoDB).",
+							 "Sets dynindex.gsi_read_your_writes for each request; a request's X-Dynindex-Gsi-Consistency header wins.",
+							 &http_gsi_read_your_writes, false, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex_http.metrics_port", "TCP port of the Prometheus metrics endpoint.",
 							"0: no metrics endpoint.  One more background worker serves it.",
 							&http_metrics_port, 0, 0, 65535, PGC_POSTMASTER, 0, NULL, NULL, NULL);
@@ -229,6 +234,7 @@ dynindex_http_main(Datum arg)
 	gw_config.metrics_port = -1;
 	gw_config.dev = http_dev;
 	gw_config.verbose = http_verbose;
+	gw_config.gsi_read_your_writes = http_gsi_read_your_writes;
 	gw_config.reuse_port = true;
 	gw_config.max_standby_lag = 1;
 

@@ -231,6 +231,7 @@ typedef struct GwConfig
 	const char **standbys;		/* --standby conninfos (hot standbys of the primary) */
 	int			nstandbys;
 	double		max_standby_lag;	/* seconds; a standby lagging more is not used */
+	bool		gsi_read_your_writes;	/* every GSI read waits for the writes before it (docs/gsi.md) */
 } GwConfig;
 
 extern GwConfig gw_config;
@@ -265,6 +266,15 @@ typedef struct DbResult
  */
 #define API_SQL "SELECT dynindex.api_text($2::text, $3::text) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
 #define API_ROLE_SQL "SELECT dynindex.api_text($3::text, $4::text) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
+/*
+ * The same with dynindex.gsi_read_your_writes set for the request (header
+ * X-Dynindex-Gsi-Consistency), $3 / $4: not prepared, so that a server whose
+ * library predates the setting never sees it unless a client asks for it.
+ */
+#define API_RYW_SQL "SELECT dynindex.api_text($3::text, $4::text) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g, pg_catalog.set_config('dynindex.gsi_read_your_writes', $2, true) AS c"
+#define API_ROLE_RYW_SQL "SELECT dynindex.api_text($4::text, $5::text) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g, pg_catalog.set_config('dynindex.gsi_read_your_writes', $3, true) AS c"
+/* The request header that asks for read-your-writes GSI reads, and its values. */
+#define GSI_CONSISTENCY_HEADER "X-Dynindex-Gsi-Consistency"
 #define KEY_SQL "SELECT secret_access_key, role_name FROM dynindex.access_keys WHERE access_key_id = $1"
 
 typedef enum DbJobKind
@@ -294,6 +304,8 @@ typedef struct DbJob
 	const char *region;
 	const char *sql;
 	bool		eventual;		/* JOB_API: an eventually consistent read (may go to a standby) */
+	const char *gsi_consistency;	/* JOB_API: "on"/"off" for dynindex.gsi_read_your_writes
+									 * (header X-Dynindex-Gsi-Consistency), NULL: the endpoint's */
 	DbResult	result;
 	struct pg_result *pgres;	/* JOB_SQL: the result (done() takes it) */
 	char		secret[129];	/* JOB_KEY: found secret and role */

@@ -675,6 +675,7 @@ static enum MHD_Result
 step_after_auth(struct MHD_Connection *c, const char *url, const char *method, Req *req)
 {
 	DbJob	   *j;
+	const char *gsi_consistency = NULL;
 
 	(void) url;
 
@@ -716,6 +717,25 @@ step_after_auth(struct MHD_Connection *c, const char *url, const char *method, R
 		return respond(c, 200, b.data, b.len, req->resp_ctype, req->reqid);
 	}
 
+	/*
+	 * X-Dynindex-Gsi-Consistency (beyond DynamoDB, docs/gsi.md): a Query or
+	 * Scan of a GSI that waits for the writes committed before it
+	 * ("read-your-writes"), or DynamoDB's eventual consistency ("eventual")
+	 * whatever the endpoint's default.  Such a read goes to the primary: a
+	 * standby replays the writes later than they were acknowledged.
+	 */
+	{
+		const char *gc = MHD_lookup_connection_value(c, MHD_HEADER_KIND, GSI_CONSISTENCY_HEADER);
+
+		if (gc && strcasecmp(gc, "read-your-writes") == 0)
+			gsi_consistency = "on";
+		else if (gc && strcasecmp(gc, "eventual") == 0)
+			gsi_consistency = "off";
+		else if (gc)
+			return respond_error(c, req, method, "ValidationException",
+								 "The value of header " GSI_CONSISTENCY_HEADER " must be read-your-writes or eventual");
+	}
+
 	j = db_job_new(JOB_API, job_done, req);
 	if (j)
 	{
@@ -723,7 +743,9 @@ step_after_auth(struct MHD_Connection *c, const char *url, const char *method, R
 		j->body = req->body.data;
 		j->role = req->role[0] ? req->role : NULL;
 		j->region = req->region;
-		j->eventual = gw_config.nstandbys > 0 && gw_eventual_read(req->op, req->body.data);
+		j->gsi_consistency = gsi_consistency;
+		j->eventual = gw_config.nstandbys > 0 && gw_eventual_read(req->op, req->body.data) &&
+			!(gsi_consistency ? strcmp(gsi_consistency, "on") == 0 : gw_config.gsi_read_your_writes);
 	}
 	req->step = STEP_API;
 	return run_job(c, req, url, method, j);

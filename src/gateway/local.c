@@ -212,6 +212,11 @@ execute_job(DbJob *j)
 			set_local("role", j->role);
 		if (j->region && j->region[0])
 			set_local("dynindex.region", j->region);
+		/* a GSI read that waits for the writes before it: the request's header, else the endpoint's setting */
+		if (j->gsi_consistency)
+			set_local("dynindex.gsi_read_your_writes", j->gsi_consistency);
+		else if (gw_config.gsi_read_your_writes)
+			set_local("dynindex.gsi_read_your_writes", "on");
 		t = DatumGetTextPP(OidFunctionCall2(fn, CStringGetTextDatum(j->op), CStringGetTextDatum(j->body)));
 		db_result_json(j, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t));
 	}

@@ -7,7 +7,7 @@
  *                    [--account-id ID] [--tls-cert FILE --tls-key FILE]
  *                    [--metrics-port N] [--metrics-host ADDR]
  *                    [--standby CONNINFO]... [--max-standby-lag DURATION]
- *                    [--dev] [--verbose] [--self-test]
+ *                    [--gsi-read-your-writes] [--dev] [--verbose] [--self-test]
  *
  * Every option can also come from the environment (DYNINDEX_GATEWAY_HOST,
  * _PORT, _DBNAME, ...); a flag wins over the environment.  The database
@@ -48,14 +48,16 @@ usage(FILE *f)
 			"                         go there (repeat for more standbys)\n"
 			"  --max-standby-lag D    use a standby only while its replay lag is at most D\n"
 			"                         (e.g. 1s, 500ms; default 1s)\n"
+			"  --gsi-read-your-writes every Query/Scan of a GSI waits for the writes committed\n"
+			"                         before it (beyond DynamoDB; default: eventual consistency)\n"
 			"  --dev                  development mode: NO authentication\n"
 			"  --verbose              log every request\n"
 			"  --self-test            run the unit tests and exit\n"
 			"  --help                 this text\n\n"
 			"Environment: DYNINDEX_GATEWAY_HOST, _PORT, _DBNAME, _POOL_SIZE, _PIPELINE_DEPTH,\n"
 			"_MAX_CONNECTIONS, _TIMEOUT, _REQUEST_TIMEOUT, _REGION, _ACCOUNT_ID, _TLS_CERT,\n"
-			"_TLS_KEY, _METRICS_PORT, _METRICS_HOST, _DEV=1, _VERBOSE=1, _STANDBY (connection\n"
-			"strings separated by ';'), _MAX_STANDBY_LAG.\n");
+			"_TLS_KEY, _METRICS_PORT, _METRICS_HOST, _GSI_READ_YOUR_WRITES=1, _DEV=1, _VERBOSE=1,\n"
+			"_STANDBY (connection strings separated by ';'), _MAX_STANDBY_LAG.\n");
 }
 
 static int
@@ -144,6 +146,7 @@ main(int argc, char **argv)
 		{"metrics-host", required_argument, NULL, 'H'},
 		{"standby", required_argument, NULL, 'S'},
 		{"max-standby-lag", required_argument, NULL, 'l'},
+		{"gsi-read-your-writes", no_argument, NULL, 'G'},
 		{"dev", no_argument, NULL, 'D'},
 		{"verbose", no_argument, NULL, 'v'},
 		{"self-test", no_argument, NULL, 'T'},
@@ -206,6 +209,7 @@ main(int argc, char **argv)
 	}
 	if ((v = getenv("DYNINDEX_GATEWAY_MAX_STANDBY_LAG")) && *v)
 		gw_config.max_standby_lag = parse_lag(v, "DYNINDEX_GATEWAY_MAX_STANDBY_LAG");
+	gw_config.gsi_read_your_writes = env_true("DYNINDEX_GATEWAY_GSI_READ_YOUR_WRITES");
 	gw_config.dev = env_true("DYNINDEX_GATEWAY_DEV");
 	gw_config.verbose = env_true("DYNINDEX_GATEWAY_VERBOSE");
 
@@ -266,6 +270,9 @@ main(int argc, char **argv)
 				break;
 			case 'l':
 				gw_config.max_standby_lag = parse_lag(optarg, "--max-standby-lag");
+				break;
+			case 'G':
+				gw_config.gsi_read_your_writes = true;
 				break;
 			case 'D':
 				gw_config.dev = true;

@@ -60,12 +60,15 @@
 /* the same for a database still at extension version 0.1 (no api_text, no U+0000 in strings) */
 #define API_SQL_01 "SELECT dynindex.api($2::text, $3::jsonb) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g"
 #define API_ROLE_SQL_01 "SELECT dynindex.api($3::text, $4::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g"
+#define API_RYW_SQL_01 "SELECT dynindex.api($3::text, $4::jsonb) FROM pg_catalog.set_config('dynindex.region', $1, true) AS g, pg_catalog.set_config('dynindex.gsi_read_your_writes', $2, true) AS c"
+#define API_ROLE_RYW_SQL_01 "SELECT dynindex.api($4::text, $5::jsonb) FROM pg_catalog.set_config('role', $1, true) AS r, pg_catalog.set_config('dynindex.region', $2, true) AS g, pg_catalog.set_config('dynindex.gsi_read_your_writes', $3, true) AS c"
 #define PROBE_SQL "SELECT pg_catalog.to_regprocedure('dynindex.api_text(text,text)') IS NULL"
 
 #define SETUP_PROBE 0			/* is the extension at 0.2 (dynindex.api_text)? */
 #define SETUP_PREPARE_API 1
 #define SETUP_PREPARE_ROLE 2
 #define SETUP_ACCOUNT 3
+#define SETUP_GSI_RYW 4			/* --gsi-read-your-writes: the connection's default */
 
 /* during an outage, the pool's own connection attempts: every 0.25 s, doubling up to 5 s */
 #define BACKOFF_MIN 0.25
@@ -460,6 +463,9 @@ send_setup_one(PgSlot *s, int kind)
 		ok = PQsendPrepare(s->conn, API_STMT, s->v01 ? API_SQL_01 : API_SQL, 3, NULL);
 	else if (kind == SETUP_PREPARE_ROLE)
 		ok = PQsendPrepare(s->conn, API_ROLE_STMT, s->v01 ? API_ROLE_SQL_01 : API_ROLE_SQL, 4, NULL);
+	else if (kind == SETUP_GSI_RYW)
+		ok = PQsendQueryParams(s->conn, "SELECT pg_catalog.set_config('dynindex.gsi_read_your_writes', 'on', false)",
+							   0, NULL, NULL, NULL, NULL, 0);
 	else
 	{
 		const char *p[1] = {gw_config.account_id};
@@ -660,7 +666,8 @@ take_setup_result(PgSlot *s, DbJob *j, PGresult *res)
 		s->v01 = st != PGRES_TUPLES_OK || PQntuples(res) != 1 ||
 			strcmp(PQgetvalue(res, 0, 0), "t") == 0;
 		if (!send_setup_one(s, SETUP_PREPARE_API) || !send_setup_one(s, SETUP_PREPARE_ROLE) ||
-			(gw_config.account_id && !send_setup_one(s, SETUP_ACCOUNT)))
+			(gw_config.account_id && !send_setup_one(s, SETUP_ACCOUNT)) ||
+			(gw_config.gsi_read_your_writes && !send_setup_one(s, SETUP_GSI_RYW)))
 			s->prepared = false;
 		slot_watch_update(s);
 	}
@@ -670,7 +677,8 @@ take_setup_result(PgSlot *s, DbJob *j, PGresult *res)
 			s->prepared = false;
 	}
 	else if (st != PGRES_TUPLES_OK)
-		log_pq("cannot set dynindex.account_id", res ? PQresultErrorMessage(res) : "");
+		log_pq(j->setup == SETUP_GSI_RYW ? "cannot set dynindex.gsi_read_your_writes" : "cannot set dynindex.account_id",
+			   res ? PQresultErrorMessage(res) : "");
 }
 
 /* The head job of s has all its results: finish it. */
@@ -824,7 +832,17 @@ slot_send(PgSlot *s, DbJob *j)
 		const char *const *p = j->role ? params : params + 1;
 		int			n = j->role ? 4 : 3;
 
-		if (s->prepared)
+		if (j->gsi_consistency)
+		{
+			/* the request's X-Dynindex-Gsi-Consistency, set for its transaction */
+			const char *rparams[5] = {j->role, region, j->gsi_consistency, j->op, j->body};
+			const char *const *rp = j->role ? rparams : rparams + 1;
+
+			ok = PQsendQueryParams(s->conn, j->role ? (s->v01 ? API_ROLE_RYW_SQL_01 : API_ROLE_RYW_SQL) :
+								   (s->v01 ? API_RYW_SQL_01 : API_RYW_SQL), n + 1, NULL, rp,
+								   NULL, NULL, 0);
+		}
+		else if (s->prepared)
 			ok = PQsendQueryPrepared(s->conn, j->role ? API_ROLE_STMT : API_STMT, n, p,
 									 NULL, NULL, 0);
 		else

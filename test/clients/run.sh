@@ -167,7 +167,7 @@ if [ -n "${DYNINDEX_HTTP_URL:-}" ] && [ -n "$KEY_ID" ] && command -v node >/dev/
     (cd "$HERE" && GATEWAY_URL="$DYNINDEX_HTTP_URL" GATEWAY_AUTH_URL="$DYNINDEX_HTTP_URL" GATEWAY_SEC_KEYS="$HTTP_SEC_KEYS" \
         GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET" node --test --test-reporter=spec --test-concurrency=1 \
         node/arn.test.js node/sdk.test.js node/query_scan.test.js node/electrodb.test.js node/electrodb_orders.test.js \
-        node/partiql.test.js node/auth.test.js node/security.test.js) 2>&1 | tee "$WORK/node-http.out"
+        node/partiql.test.js node/auth.test.js node/security.test.js node/gsi_read_your_writes.test.js) 2>&1 | tee "$WORK/node-http.out"
     np="$(sed -n 's/^ℹ pass \([0-9]*\)$/\1/p' "$WORK/node-http.out" | tail -1)"
     nf="$(sed -n 's/^ℹ fail \([0-9]*\)$/\1/p' "$WORK/node-http.out" | tail -1)"
     [ -z "$np" ] && [ -z "$nf" ] && nf=1
