@@ -14,7 +14,7 @@
 #include "api/tables.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
-#include "common/wakeup.h"
+#include "indexes/indexes.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
 
@@ -487,8 +487,9 @@ DynUpdateTable(Jsonb *req)
 	CommandCounterIncrement();
 	DynCatalogRevalidate();
 	t = DynCatalogGetTableOrNotFound(RqGetString(r, "TableName"));
+	/* the worker backfills the new index: woken at commit, when it can see it */
 	if (index_change)
-		DynWorkerWake(MyDatabaseId);
+		DynGsiWakeAtCommit();
 	/* the response shows the throughput in force until the change completes */
 	return DynTablesWrap("TableDescription", DynTablesDescribeAs(t, "UPDATING", false, throughput_change ? &change : NULL));
 }

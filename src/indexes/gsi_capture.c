@@ -43,6 +43,22 @@ gsi_xact_callback(XactEvent event, void *arg)
 		wake_at_commit = false;
 }
 
+/*
+ * Wake the database's GSI worker when the current transaction commits (an
+ * UpdateTable that creates a GSI: woken before the commit, the worker would
+ * not see the new index yet and look again only after its naptime).
+ */
+void
+DynGsiWakeAtCommit(void)
+{
+	if (!callback_registered)
+	{
+		RegisterXactCallback(gsi_xact_callback, NULL);
+		callback_registered = true;
+	}
+	wake_at_commit = true;
+}
+
 /* Record a change of one item of a table with GSIs. */
 void
 DynGsiCapture(DynTable *t, const DynKey *key)
@@ -60,11 +76,6 @@ DynGsiCapture(DynTable *t, const DynKey *key)
 			elog(ERROR, "could not prepare the GSI change capture");
 		capture_plan = plan;
 	}
-	if (!callback_registered)
-	{
-		RegisterXactCallback(gsi_xact_callback, NULL);
-		callback_registered = true;
-	}
 	args[0] = Int64GetDatum(t->num);
 	args[1] = PointerGetDatum(key->pk);
 	args[2] = PointerGetDatum(key->sk);
@@ -74,7 +85,7 @@ DynGsiCapture(DynTable *t, const DynKey *key)
 		elog(ERROR, "could not record a GSI change");
 	DynSecurityEndInternal(&sec);
 	DynStorageCommitWithLocal();	/* on Citus: the record commits with the item */
-	wake_at_commit = true;
+	DynGsiWakeAtCommit();
 }
 
 /*

@@ -72,6 +72,8 @@ extern void DynCollectionPushMetrics(JsonbParseState **st, DynTable *t, const Dy
 /* ---- gsi_capture.c ---- */
 /* Record that the item with this key changed (applied to GSIs after commit). */
 extern void DynGsiCapture(DynTable *t, const DynKey *key);
+/* Wake the database's GSI worker when the current transaction commits. */
+extern void DynGsiWakeAtCommit(void);
 /* gsi_apply.c: does dynindex.gsi_changes have this (0.2) column? */
 extern bool DynGsiQueueHasColumn(const char *column);
 /* gsi_apply.c: wait until no apply or backfill transaction is committing */
