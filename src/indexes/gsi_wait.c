@@ -150,9 +150,13 @@ changes_pending(int64 num, int64 target)
 	return false;
 }
 
-/* The answer when the index did not catch up in time (or cannot in this snapshot). */
+/*
+ * The answer when the index did not catch up in time (or cannot in this
+ * snapshot).  A server error (HTTP 503), so it is logged: the hint names no
+ * table or index, which are the request's.
+ */
 static void
-not_caught_up(DynTable *t, DynIndex *idx, const char *why)
+not_caught_up(const char *why)
 {
 	const char *sqlstate = "YD503";
 
@@ -160,8 +164,8 @@ not_caught_up(DynTable *t, DynIndex *idx, const char *why)
 			(errcode(MAKE_SQLSTATE(sqlstate[0], sqlstate[1], sqlstate[2], sqlstate[3], sqlstate[4])),
 			 errmsg_internal("%s: The request has failed due to a temporary failure of the server.",
 							 DynErrorName(DYN_ERR_SERVICE_UNAVAILABLE)),
-			 errhint("Global secondary index %s of table %s has not applied every change committed before the read %s (dynindex.gsi_read_your_writes).",
-					 idx->name, t->name, why)));
+			 errhint("The global secondary index has not applied every change of its table committed before the read %s (dynindex.gsi_read_your_writes).",
+					 why)));
 }
 
 /*
@@ -192,7 +196,7 @@ DynGsiReadYourWrites(DynTable *t, DynIndex *idx)
 	{
 		/* the transaction's snapshot cannot see what the worker applies later: waiting is in vain */
 		DynSecurityEndInternal(&sec);
-		not_caught_up(t, idx, "in this transaction's snapshot (REPEATABLE READ or SERIALIZABLE)");
+		not_caught_up("in this transaction's snapshot (REPEATABLE READ or SERIALIZABLE)");
 	}
 	if (target == 0)
 		done = true;
@@ -240,6 +244,6 @@ DynGsiReadYourWrites(DynTable *t, DynIndex *idx)
 		DynGsiWaitApplied();
 	DynSecurityEndInternal(&sec);
 	if (!done)
-		not_caught_up(t, idx, psprintf("within %d ms", dynindex_gsi_read_your_writes_timeout_ms));
+		not_caught_up(psprintf("within %d ms", dynindex_gsi_read_your_writes_timeout_ms));
 	return !IsolationUsesXactSnapshot();
 }
