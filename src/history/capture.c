@@ -409,8 +409,15 @@ flush(void)
 	int64		i;
 	int			d = 0;
 
-	if (rows == NULL || nlive == 0)
+	if (rows == NULL)
 		return;
+	if (nlive == 0)
+	{
+		/* only rows of aborted subtransactions: close the file now (a file open at commit is a leak) */
+		tuplestore_end(rows);
+		rows = NULL;
+		return;
+	}
 	stamp = take_commit_stamp();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
@@ -447,6 +454,8 @@ flush(void)
 	}
 	CurrentResourceOwner = owner;
 	ExecDropSingleTupleTableSlot(slot);
+	tuplestore_end(rows);
+	rows = NULL;
 	DynSecurityEndInternal(&sec);
 	PopActiveSnapshot();
 	SPI_finish();
