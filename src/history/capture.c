@@ -6,7 +6,7 @@
  * (in memory up to work_mem, then a temporary file).  A subtransaction that
  * aborts drops the rows it appended: they are marked dead.  At pre-commit
  * one stamp is taken and every live row is inserted into its table's
- * history relation with valid_to = stamp; the first row of a key wins (a
+ * history relation with valid_to = stamp; the first row of a key stands (a
  * transaction writing one key twice superseded only the state before it:
  * the second write's old item was never visible to anyone else).
  *
@@ -39,6 +39,7 @@
 #include "storage/proc.h"
 #include "storage/shmem.h"
 #include "utils/builtins.h"
+#include "common/hashfn.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -385,7 +386,7 @@ insert_plan(int64 num)
 	if (!found)
 	{
 		SPIPlanPtr	plan = SPI_prepare(psprintf("INSERT INTO %s (pk, sk, valid_to, size, item) "
-											   "VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING",
+											   "VALUES ($1, $2, $3, $4, $5)",
 											   DynHistoryRelation(num)), 5, types);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
@@ -398,7 +399,64 @@ insert_plan(int64 num)
 	return e->plan;
 }
 
-/* Pre-commit: insert the live rows with this transaction's stamp. */
+/* A key written in this flush (dedupe of a transaction writing one key twice). */
+typedef struct SeenKey
+{
+	uint32		hash;			/* the hash table's key */
+	List	   *keys;			/* bytea: table number, pk, sk, for the rare collisions */
+} SeenKey;
+
+/* The bytes naming (table, pk, sk): the table number, then pk and sk with their lengths. */
+static bytea *
+seen_key(int64 num, const bytea *pk, const bytea *sk)
+{
+	int32		pklen = VARSIZE_ANY_EXHDR(pk);
+	int32		sklen = VARSIZE_ANY_EXHDR(sk);
+	bytea	   *k = palloc(VARHDRSZ + sizeof(int64) + 2 * sizeof(int32) + pklen + sklen);
+	char	   *p = VARDATA(k);
+
+	SET_VARSIZE(k, VARHDRSZ + sizeof(int64) + 2 * sizeof(int32) + pklen + sklen);
+	memcpy(p, &num, sizeof(int64));
+	p += sizeof(int64);
+	memcpy(p, &pklen, sizeof(int32));
+	p += sizeof(int32);
+	memcpy(p, VARDATA_ANY(pk), pklen);
+	p += pklen;
+	memcpy(p, &sklen, sizeof(int32));
+	p += sizeof(int32);
+	memcpy(p, VARDATA_ANY(sk), sklen);
+	return k;
+}
+
+/* Was (table, pk, sk) written already in this flush?  Remembers it. */
+static bool
+seen_before(HTAB *seen, int64 num, const bytea *pk, const bytea *sk)
+{
+	bytea	   *k = seen_key(num, pk, sk);
+	uint32		h = hash_bytes((const unsigned char *) VARDATA(k), VARSIZE(k) - VARHDRSZ);
+	bool		found;
+	SeenKey    *e = hash_search(seen, &h, HASH_ENTER, &found);
+	ListCell   *lc;
+
+	if (!found)
+		e->keys = NIL;
+	foreach(lc, e->keys)
+	{
+		bytea	   *o = lfirst(lc);
+
+		if (VARSIZE(o) == VARSIZE(k) && memcmp(VARDATA(o), VARDATA(k), VARSIZE(k) - VARHDRSZ) == 0)
+			return true;
+	}
+	e->keys = lappend(e->keys, k);
+	return false;
+}
+
+/*
+ * Pre-commit: insert the live rows with this transaction's stamp.  A key
+ * written twice by the transaction keeps its first row (the state before
+ * the transaction); with one live row (the common case) there is nothing
+ * to compare.
+ */
 static void
 flush(void)
 {
@@ -406,6 +464,7 @@ flush(void)
 	TimestampTz stamp;
 	ResourceOwner owner = CurrentResourceOwner;
 	DynSecurityState sec;
+	HTAB	   *seen = NULL;
 	int64		i;
 	int			d = 0;
 
@@ -425,6 +484,16 @@ flush(void)
 	/* history relations are internal: written with the extension owner's rights */
 	DynSecurityBeginInternal(&sec);
 	slot = MakeSingleTupleTableSlot(get_row_desc(), &TTSOpsMinimalTuple);
+	if (nlive > 1)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(uint32);
+		ctl.entrysize = sizeof(SeenKey);
+		ctl.hcxt = CurrentMemoryContext;
+		seen = hash_create("dynindex history keys of a transaction", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	for (i = 0; i < nrows; i++)
 	{
@@ -442,6 +511,8 @@ flush(void)
 		num = DatumGetInt64(slot_getattr(slot, 1, &isnull));
 		args[0] = slot_getattr(slot, 2, &isnull);
 		args[1] = slot_getattr(slot, 3, &isnull);
+		if (seen && seen_before(seen, num, DatumGetByteaPP(args[0]), DatumGetByteaPP(args[1])))
+			continue;			/* written before in this transaction: its first row stands */
 		args[2] = TimestampTzGetDatum(stamp);
 		args[3] = slot_getattr(slot, 4, &isnull);
 		args[4] = slot_getattr(slot, 5, &isnull);

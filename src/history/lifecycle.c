@@ -77,13 +77,19 @@ DynHistoryEnable(DynTable *t, int days)
 		return;					/* already enabled: a new period */
 	}
 
-	/* wait for the table's running writers; later ones wait for us */
+	/*
+	 * Wait for the table's running writers; later ones wait for us.  The
+	 * history: its primary key finds a key's version at T; a BRIN index on
+	 * valid_to (rows arrive in about stamp order, and a BRIN insert costs
+	 * next to nothing, unlike a second btree) finds the rows of a time range
+	 * for the trim and for DynHistoryChanges.
+	 */
 	if (OidIsValid(t->storage_relid))
 		LockRelationOid(t->storage_relid, ShareLock);
 	if (SPI_execute(psprintf("CREATE TABLE %s (pk bytea NOT NULL, sk bytea NOT NULL, valid_to timestamptz NOT NULL, "
 							 "size int4 NOT NULL, item jsonb, PRIMARY KEY (pk, sk, valid_to))", history),
 					false, 0) != SPI_OK_UTILITY ||
-		SPI_execute(psprintf("CREATE INDEX ON %s (valid_to)", history), false, 0) != SPI_OK_UTILITY)
+		SPI_execute(psprintf("CREATE INDEX ON %s USING brin (valid_to)", history), false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not create the history of table %s", t->name);
 	args[1] = CStringGetTextDatum(t->name);
 	args[2] = CStringGetTextDatum(DynTableArn(t->name));

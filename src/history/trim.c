@@ -2,7 +2,7 @@
  * trim.c — the worker's history trim: rows whose valid_to is older than
  * the table's recovery period are never needed again (every restorable time
  * is later), so they are deleted, a bounded batch per transaction (the
- * valid_to index finds them).  A deleted table whose window closed (its
+ * BRIN index on valid_to finds them).  A deleted table whose window closed (its
  * deletion older than the period) loses its kept storage and history.
  */
 #include "postgres.h"
@@ -61,9 +61,9 @@ DynHistoryTrim(int max_rows, bool *more)
 		char	   *days = SPI_getvalue(tt->vals[i], tt->tupdesc, 2);
 		int64		limit = max_rows - deleted;
 
-		/* the valid_to index finds the oldest rows */
+		/* the BRIN index on valid_to finds the pages of old rows */
 		if (SPI_execute(psprintf("DELETE FROM %s WHERE ctid = ANY (ARRAY(SELECT ctid FROM %s "
-								 "WHERE valid_to < now() - make_interval(days => %s) ORDER BY valid_to LIMIT %lld))",
+								 "WHERE valid_to < now() - make_interval(days => %s) LIMIT %lld))",
 								 history, history, days, (long long) limit), false, 0) != SPI_OK_DELETE)
 			elog(ERROR, "could not trim the history %s", history);
 		deleted += SPI_processed;

@@ -26,7 +26,8 @@ enum
 	PLAN_UPSERT,
 	PLAN_UPDATE,
 	PLAN_DELETE,
-	PLAN_LOCK_SIZE
+	PLAN_LOCK_SIZE,
+	PLAN_REPLACE
 };
 
 /* Run a utility statement. */
@@ -288,6 +289,15 @@ get_plan(DynTable *t, int which)
 		case PLAN_LOCK_SIZE:
 			sql = psprintf("SELECT size FROM %s WHERE pk = $1 AND sk = $2 FOR UPDATE", t->storage);
 			break;
+		case PLAN_REPLACE:
+			/* the row locked by the subquery (its latest version), then replaced: one statement */
+			sql = psprintf("UPDATE %s AS n SET size = $3, item = $4 "
+						   "FROM (SELECT ctid, size, item FROM %s WHERE pk = $1 AND sk = $2 FOR UPDATE) AS o "
+						   "WHERE n.pk = $1 AND n.sk = $2 AND n.ctid = o.ctid RETURNING o.item, o.size",
+						   t->storage, t->storage);
+			nargs = 4;
+			types = types_row;
+			break;
 		default:
 			elog(ERROR, "unknown storage plan %d", which);
 	}
@@ -374,6 +384,27 @@ void
 DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
 {
 	write_row(t, PLAN_UPSERT, key, item, size);
+}
+
+/*
+ * Replace an existing row, returning the row it replaced; false (nothing
+ * written) when there is no row, or when its latest version is not visible
+ * to the statement's snapshot (a concurrent writer committed it meanwhile:
+ * the caller tries again).
+ */
+bool
+DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynStoredItem *old)
+{
+	Datum		args[4] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk),
+	Int32GetDatum(size), JsonbPGetDatum(item)};
+	int			ret = SPI_execute_plan(get_plan(t, PLAN_REPLACE), args, NULL, false, 0);
+
+	if (ret != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "item replace failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	read_row(old);
+	return true;
 }
 
 /* Replace an existing row. */

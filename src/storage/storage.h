@@ -56,6 +56,8 @@ extern bool DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredIt
 extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Insert or replace. */
 extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Replace an existing row, returning the replaced one; false if there is none (or not yet visible). */
+extern bool DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynStoredItem *old);
 /* Replace an existing row. */
 extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Lock an item's row; its size, 0 when absent. */

@@ -234,6 +234,44 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 	return (DynValue *) arg;
 }
 
+/*
+ * Put an item whatever the old one, on a table whose item history needs the
+ * replaced item (nothing else does): the replace returns it in one
+ * statement, under the row lock it takes; a new key is inserted.  Either
+ * fails when a concurrent writer got there first, and the put starts over.
+ */
+static void
+put_with_history(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
+{
+	Jsonb	   *json = DynItemToJsonb(item);
+
+	if (t->nindexes > 0)
+		DynIndexesCheckItem(t, item);
+	res->collection_exceeded = false;	/* no LSI: no item collection */
+	res->old = NULL;
+	res->new = item;
+	res->newsize = (int32) DynItemSize(item);
+	for (;;)
+	{
+		DynStoredItem old;
+
+		if (DynStorageReplace(t, key, json, res->newsize, &old))
+		{
+			res->oldsize = old.size;
+			DynHistoryCapture(t, key, old.item, old.size);
+			break;
+		}
+		if (DynStorageInsert(t, key, json, res->newsize))
+		{
+			res->oldsize = 0;
+			DynHistoryCapture(t, key, NULL, 0);
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	fast_write_done(t, key);
+}
+
 /* Put an item whatever the old one. */
 void
 DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
@@ -242,14 +280,16 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 
 	write_capture(t, &wc);
 
-	/*
-	 * A stream needs the old item (INSERT or MODIFY, an unchanged item,
-	 * OldImage), and so does the item history (the version superseded).
-	 */
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0 || wc.history)
+	/* a stream needs the old item: INSERT or MODIFY, an unchanged item, OldImage */
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0)
 	{
 		modify(t, key, put_mutator, item,
 			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
+		return;
+	}
+	if (wc.history)
+	{
+		put_with_history(t, key, item, flags, res);
 		return;
 	}
 
