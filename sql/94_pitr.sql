@@ -129,6 +129,11 @@ ROLLBACK TO s1;
 SELECT dynindex.api('PutItem', '{"TableName": "Pitr", "Item": {"pk": {"S": "i"}, "sk": {"N": "4"}}}');
 COMMIT;
 SELECT versions('i', 1) AS kept1, versions('i', 2) AS dropped2, versions('i', 3) AS dropped3, versions('i', 4) AS kept4;
+-- a restore in a transaction that wrote the table would see its writes without their history: refused
+BEGIN;
+SELECT dynindex.api('PutItem', '{"TableName": "Pitr", "Item": {"pk": {"S": "j"}, "sk": {"N": "2"}}}');
+SELECT ptry('RestoreTableToPointInTime', '{"SourceTableName": "Pitr", "TargetTableName": "PitrInTxn", "UseLatestRestorableTime": true}');
+ROLLBACK;
 -- PREPARE TRANSACTION of a transaction with history is refused
 BEGIN;
 SELECT dynindex.api('PutItem', '{"TableName": "Pitr", "Item": {"pk": {"S": "j"}, "sk": {"N": "1"}}}');

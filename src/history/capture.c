@@ -250,6 +250,13 @@ DynHistoryHorizon(void)
 	return horizon;
 }
 
+/* Has the current transaction written items whose history it has not recorded yet? */
+bool
+DynHistoryPending(void)
+{
+	return nlive > 0;
+}
+
 /* Is the history machinery available? */
 bool
 DynHistoryAvailable(void)
@@ -296,12 +303,13 @@ void
 DynHistoryCapture(DynTable *t, const DynKey *key, Jsonb *old_item, int32 old_size)
 {
 	SubTransactionId subid = GetCurrentSubTransactionId();
-	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	MemoryContext old;
 	ResourceOwner owner = CurrentResourceOwner;
 	Datum		values[NCOLS];
 	bool		nulls[NCOLS] = {false, false, false, false, false};
 
 	check_available();
+	old = MemoryContextSwitchTo(TopTransactionContext);
 	/* the tuplestore's file must live as long as the transaction, not a subtransaction */
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	if (rows == NULL)

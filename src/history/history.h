@@ -46,6 +46,8 @@ extern void DynHistoryCapture(DynTable *t, const DynKey *key, Jsonb *old_item, i
  * aborted; later ones get larger stamps.
  */
 extern TimestampTz DynHistoryHorizon(void);
+/* Has the current transaction written items of a PITR table (history not yet recorded)? */
+extern bool DynHistoryPending(void);
 /* A new stamp (strictly after every stamp given so far): enabling, deleting. */
 extern TimestampTz DynHistoryNextStamp(void);
 

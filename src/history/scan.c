@@ -68,7 +68,7 @@
 	"  AND h.valid_to > $2 ORDER BY h.valid_to LIMIT 1) b ON true " \
 	"LEFT JOIN %1$s s ON s.pk = c.pk AND s.sk = c.sk"
 
-/* Refuse a time not settled yet, or a snapshot that may predate it. */
+/* Refuse a time not settled yet, a snapshot that may predate it, or a transaction with its own writes. */
 static void
 check_settled(TimestampTz at)
 {
@@ -77,6 +77,12 @@ check_settled(TimestampTz at)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("dynindex item history reads need the READ COMMITTED isolation level"),
 				 errhint("Read the history in its own READ COMMITTED transaction.")));
+	/* its own writes are in storage, their history only at its commit */
+	if (DynHistoryPending())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("dynindex item history cannot be read in a transaction that wrote items of a table with point-in-time recovery"),
+				 errhint("Restore or read the history in another transaction.")));
 	if (at > DynHistoryHorizon())
 		elog(ERROR, "time %s is after the latest restorable time", timestamptz_to_str(at));
 }
