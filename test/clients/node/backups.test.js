@@ -8,8 +8,9 @@ import {
   CreateTableCommand, PutItemCommand, DeleteItemCommand, QueryCommand, DescribeTableCommand,
   CreateBackupCommand, DescribeBackupCommand, ListBackupsCommand, DeleteBackupCommand,
   RestoreTableFromBackupCommand, DescribeContinuousBackupsCommand, UpdateContinuousBackupsCommand,
+  RestoreTableToPointInTimeCommand, GetItemCommand,
   BackupNotFoundException, TableAlreadyExistsException, TableNotFoundException,
-  ContinuousBackupsUnavailableException,
+  PointInTimeRecoveryUnavailableException, InvalidRestoreTimeException,
 } from '@aws-sdk/client-dynamodb';
 import { client, uniq, waitActive, dropTable, rejectsWith } from './helpers.js';
 
@@ -145,12 +146,45 @@ test('DeleteBackup, then it is gone', async () => {
   await rejectsWith(() => ddb.send(new DeleteBackupCommand({ BackupArn: arn })), 'BackupNotFoundException');
 });
 
-test('point-in-time recovery is reported off and cannot be enabled', async () => {
+test('point-in-time recovery: enable, describe the window, restore to a time, errors', async () => {
   const d = await ddb.send(new DescribeContinuousBackupsCommand({ TableName: T }));
   assert.equal(d.ContinuousBackupsDescription.ContinuousBackupsStatus, 'ENABLED');
   assert.equal(d.ContinuousBackupsDescription.PointInTimeRecoveryDescription.PointInTimeRecoveryStatus, 'DISABLED');
-  const e = await rejectsWith(() => ddb.send(new UpdateContinuousBackupsCommand({
-    TableName: T, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
-  })), 'ContinuousBackupsUnavailableException');
-  assert.ok(e instanceof ContinuousBackupsUnavailableException);
+  const off = await rejectsWith(() => ddb.send(new RestoreTableToPointInTimeCommand({
+    SourceTableName: T, TargetTableName: `${T}_pitr`, UseLatestRestorableTime: true,
+  })), 'PointInTimeRecoveryUnavailableException');
+  assert.ok(off instanceof PointInTimeRecoveryUnavailableException);
+
+  const u = await ddb.send(new UpdateContinuousBackupsCommand({
+    TableName: T, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true, RecoveryPeriodInDays: 2 },
+  }));
+  const p = u.ContinuousBackupsDescription.PointInTimeRecoveryDescription;
+  assert.equal(p.PointInTimeRecoveryStatus, 'ENABLED');
+  assert.equal(p.RecoveryPeriodInDays, 2);
+  assert.ok(p.EarliestRestorableDateTime instanceof Date && p.LatestRestorableDateTime instanceof Date);
+
+  // an item changed after a point in time: the restore has its value then
+  await ddb.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'pitr' }, sk: { S: 's' }, v: { N: '1' } } }));
+  await new Promise((r) => setTimeout(r, 20));
+  const at = (await ddb.send(new DescribeContinuousBackupsCommand({ TableName: T })))
+    .ContinuousBackupsDescription.PointInTimeRecoveryDescription.LatestRestorableDateTime;
+  await new Promise((r) => setTimeout(r, 20));
+  await ddb.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'pitr' }, sk: { S: 's' }, v: { N: '2' } } }));
+  const r = await ddb.send(new RestoreTableToPointInTimeCommand({
+    SourceTableName: T, TargetTableName: `${T}_pitr`, RestoreDateTime: at,
+  }));
+  assert.equal(r.TableDescription.RestoreSummary.RestoreInProgress, true);
+  await waitActive(ddb, `${T}_pitr`);
+  const g = await ddb.send(new GetItemCommand({ TableName: `${T}_pitr`, Key: { pk: { S: 'pitr' }, sk: { S: 's' } } }));
+  assert.equal(g.Item.v.N, '1');
+  await dropTable(ddb, `${T}_pitr`);
+
+  const bad = await rejectsWith(() => ddb.send(new RestoreTableToPointInTimeCommand({
+    SourceTableName: T, TargetTableName: `${T}_pitr2`, RestoreDateTime: new Date(Date.now() + 3600 * 1000),
+  })), 'InvalidRestoreTimeException');
+  assert.ok(bad instanceof InvalidRestoreTimeException);
+  await ddb.send(new UpdateContinuousBackupsCommand({
+    TableName: T, PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: false },
+  }));
+  await ddb.send(new DeleteItemCommand({ TableName: T, Key: { pk: { S: 'pitr' }, sk: { S: 's' } } }));
 });
