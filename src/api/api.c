@@ -90,13 +90,7 @@ static const char *const standby_operations[] = {
 static void
 standby_refuse(const char *opname)
 {
-	const char *sqlstate = "YD503";
-
-	ereport(ERROR,
-			(errcode(MAKE_SQLSTATE(sqlstate[0], sqlstate[1], sqlstate[2], sqlstate[3], sqlstate[4])),
-			 errmsg_internal("%s: The request has failed due to a temporary failure of the server.",
-							 DynErrorName(DYN_ERR_SERVICE_UNAVAILABLE)),
-			 errhint("This server is a hot standby (read-only): send %s to the primary.", opname)));
+	DynServiceUnavailable("This server is a hot standby (read-only): send %s to the primary.", opname);
 }
 
 /* Does a standby serve this operation? */

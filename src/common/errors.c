@@ -127,6 +127,25 @@ DynError(DynErrorCode code, const char *fmt,...)
 	raise_error(code, NULL, msg);
 }
 
+/* ServiceUnavailable with DynamoDB's text (API reference, Common Errors) and a hint. */
+void
+DynServiceUnavailable(const char *hint_fmt,...)
+{
+	const char *s = error_info[DYN_ERR_SERVICE_UNAVAILABLE].sqlstate;
+	va_list		args;
+	char	   *hint;
+
+	va_start(args, hint_fmt);
+	hint = DynFormatVA(hint_fmt, args);
+	va_end(args);
+	ereport(ERROR,
+			(errcode(MAKE_SQLSTATE(s[0], s[1], s[2], s[3], s[4])),
+			 errmsg_internal("%s: The request has failed due to a temporary failure of the server.",
+							 error_info[DYN_ERR_SERVICE_UNAVAILABLE].name),
+			 errhint("%s", hint)));
+	pg_unreachable();
+}
+
 /* Raise a DynamoDB error with extra response members in DETAIL. */
 void
 DynErrorWithDetail(DynErrorCode code, const char *detail_json, const char *fmt,...)

@@ -42,7 +42,7 @@ typedef enum DynErrorCode
 	DYN_ERR_DUPLICATE_ITEM,		/* PartiQL INSERT of an existing item */
 	DYN_ERR_EXPIRED_ITERATOR,	/* DynamoDB Streams */
 	DYN_ERR_TRIMMED_DATA_ACCESS,	/* DynamoDB Streams */
-	DYN_ERR_SERVICE_UNAVAILABLE,	/* a write sent to a hot standby (src/api/api.c) */
+	DYN_ERR_SERVICE_UNAVAILABLE,	/* a write sent to a hot standby (src/api/api.c), a GSI not caught up (indexes/gsi_wait.c) */
 	DYN_ERR__COUNT
 } DynErrorCode;
 
@@ -52,6 +52,14 @@ extern const char *DynErrorName(DynErrorCode code);
 /* Raise a DynamoDB error; the message is printf-formatted. */
 pg_noreturn extern void DynError(DynErrorCode code, const char *fmt,...)
 			pg_attribute_printf(2, 3);
+
+/*
+ * ServiceUnavailable (HTTP 503, which the SDKs retry) with DynamoDB's text
+ * ("The request has failed due to a temporary failure of the server.") and
+ * a HINT of ours (printf-formatted).
+ */
+pg_noreturn extern void DynServiceUnavailable(const char *hint_fmt,...)
+			pg_attribute_printf(1, 2);
 
 /* Raise a DynamoDB error carrying extra response members (a JSON object text). */
 pg_noreturn extern void DynErrorWithDetail(DynErrorCode code, const char *detail_json,

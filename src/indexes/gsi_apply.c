@@ -238,9 +238,9 @@ change_cmp(const void *a, const void *b)
 	return c;
 }
 
-/* A statement the worker runs every batch, prepared once and kept (*plan caches it). */
-static SPIPlanPtr
-kept_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
+/* A statement run again and again (batches, read-your-writes reads), prepared once and kept in *plan. */
+SPIPlanPtr
+DynGsiKeptPlan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
 {
 	if (*plan == NULL)
 	{
@@ -284,7 +284,7 @@ table_by_num(int64 num)
 	Datum		args[1] = {Int64GetDatum(num)};
 	bool		isnull;
 
-	if (SPI_execute_plan(kept_plan(&table_plan, "SELECT table_name FROM dynindex.tables WHERE num = $1", 1, types),
+	if (SPI_execute_plan(DynGsiKeptPlan(&table_plan, "SELECT table_name FROM dynindex.tables WHERE num = $1", 1, types),
 						 args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
 	if (SPI_processed == 0)
@@ -301,7 +301,7 @@ count_applied(DynTable *t, DynIndex *idx, int64 changes, int64 writes)
 	Datum		args[4] = {Int64GetDatum(t->num), CStringGetTextDatum(idx->name),
 	Int64GetDatum(changes), Int64GetDatum(writes)};
 
-	if (SPI_execute_plan(kept_plan(&count_plan,
+	if (SPI_execute_plan(DynGsiKeptPlan(&count_plan,
 								   "INSERT INTO dynindex.gsi_applied AS a (table_num, index_name, changes_applied, index_writes) "
 								   "VALUES ($1, $2, $3, $4) ON CONFLICT (table_num, index_name) DO UPDATE "
 								   "SET changes_applied = a.changes_applied + $3, index_writes = a.index_writes + $4, "
@@ -335,10 +335,10 @@ DynGsiApplyBatch(int limit)
 	 * its writers have finished by the time their changes are visible.
 	 */
 	if (SPI_execute_plan(DynGsiQueueHasColumn("writer") ?
-						 kept_plan(&claim_plan,
+						 DynGsiKeptPlan(&claim_plan,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
 								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, writer, enqueued_at", 1, types) :
-						 kept_plan(&claim_plan_v01,
+						 DynGsiKeptPlan(&claim_plan_v01,
 								   "DELETE FROM dynindex.gsi_changes WHERE id IN (SELECT id FROM dynindex.gsi_changes "
 								   "ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED) RETURNING table_num, pk, sk, '0'::xid, enqueued_at", 1, types),
 						 args, NULL, false, 0) != SPI_OK_DELETE_RETURNING)

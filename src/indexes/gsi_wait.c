@@ -63,21 +63,6 @@ DynGsiWaitInit(void)
 							PGC_USERSET, GUC_UNIT_MS, NULL, NULL, NULL);
 }
 
-/* A statement run on every read-your-writes read, prepared once and kept. */
-static SPIPlanPtr
-wait_plan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types)
-{
-	if (*plan == NULL)
-	{
-		SPIPlanPtr	p = SPI_prepare(sql, nargs, types);
-
-		if (p == NULL || SPI_keepplan(p) != 0)
-			elog(ERROR, "could not prepare \"%s\"", sql);
-		*plan = p;
-	}
-	return *plan;
-}
-
 /*
  * The largest id of the table's queued changes visible now, leaving out the
  * current transaction's own (uncommitted) ones; 0 if there is none.
@@ -93,13 +78,13 @@ latest_change(int64 num)
 	if (!TransactionIdIsValid(GetTopTransactionIdIfAny()))
 	{
 		/* the transaction has written nothing: none of the changes is its own */
-		if (SPI_execute_plan(wait_plan(&latest_plan, "SELECT max(id) FROM dynindex.gsi_changes WHERE table_num = $1",
+		if (SPI_execute_plan(DynGsiKeptPlan(&latest_plan, "SELECT max(id) FROM dynindex.gsi_changes WHERE table_num = $1",
 									   1, types), args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the GSI queue");
 		latest = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 		return isnull ? 0 : latest;
 	}
-	if (SPI_execute_plan(wait_plan(&latest_all_plan,
+	if (SPI_execute_plan(DynGsiKeptPlan(&latest_all_plan,
 								   "SELECT id, xmin FROM dynindex.gsi_changes WHERE table_num = $1 ORDER BY id DESC",
 								   1, types), args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the GSI queue");
@@ -130,12 +115,12 @@ changes_pending(int64 num, int64 target)
 
 	/* a database still at 0.1 has no first_id (nor a change requeued with it) */
 	if (DynGsiQueueHasColumn("first_id"))
-		plan = wait_plan(&pending_plan,
+		plan = DynGsiKeptPlan(&pending_plan,
 						 "(SELECT xmin FROM dynindex.gsi_changes WHERE table_num = $1 AND id <= $2 LIMIT $3) UNION ALL "
 						 "(SELECT xmin FROM dynindex.gsi_changes WHERE table_num = $1 AND first_id <= $2 LIMIT $3)",
 						 3, types);
 	else
-		plan = wait_plan(&pending_plan_v01,
+		plan = DynGsiKeptPlan(&pending_plan_v01,
 						 "SELECT xmin FROM dynindex.gsi_changes WHERE table_num = $1 AND id <= $2 LIMIT $3",
 						 3, types);
 	if (own_writes)
@@ -158,14 +143,8 @@ changes_pending(int64 num, int64 target)
 static void
 not_caught_up(const char *why)
 {
-	const char *sqlstate = "YD503";
-
-	ereport(ERROR,
-			(errcode(MAKE_SQLSTATE(sqlstate[0], sqlstate[1], sqlstate[2], sqlstate[3], sqlstate[4])),
-			 errmsg_internal("%s: The request has failed due to a temporary failure of the server.",
-							 DynErrorName(DYN_ERR_SERVICE_UNAVAILABLE)),
-			 errhint("The global secondary index has not applied every change of its table committed before the read %s (dynindex.gsi_read_your_writes).",
-					 why)));
+	DynServiceUnavailable("The global secondary index has not applied every change of its table committed before the read %s (dynindex.gsi_read_your_writes).",
+						  why);
 }
 
 /*

@@ -76,6 +76,8 @@ extern void DynGsiCapture(DynTable *t, const DynKey *key);
 extern void DynGsiWakeAtCommit(void);
 /* gsi_apply.c: does dynindex.gsi_changes have this (0.2) column? */
 extern bool DynGsiQueueHasColumn(const char *column);
+/* gsi_apply.c: a statement prepared once and kept in *plan */
+extern SPIPlanPtr DynGsiKeptPlan(SPIPlanPtr *plan, const char *sql, int nargs, Oid *types);
 /* gsi_apply.c: wait until no apply or backfill transaction is committing */
 extern void DynGsiWaitApplied(void);
 /*
