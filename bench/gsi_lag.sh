@@ -100,7 +100,7 @@ DO \$\$ BEGIN FOR i IN 1..30000 LOOP EXIT WHEN (SELECT status FROM dynindex.inde
 SELECT round(extract(epoch FROM clock_timestamp() - :'t1'::timestamptz) * 1000, 1);
 SQL
 done | paste -sd' '
-q -d "$DB" -c "SELECT dynindex.api('DeleteTable', '{\"TableName\":\"LagIndex\"}')" >/dev/null
+q -d "$DB" -c "SELECT dynindex.api('DeleteTable', '{\"TableName\":\"LagIndex\"}') WHERE EXISTS (SELECT 1 FROM dynindex.tables WHERE table_name = 'LagIndex')" >/dev/null
 
 echo
 echo "## 4. Read-your-writes: PutItem, then at once a Query of the GSI ($ROUNDS rounds, warm table)"
