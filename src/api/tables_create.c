@@ -178,9 +178,9 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 			DynTablesCreateIndex(name, num, nl + i, true, &elems[i]);
 
 		/*
-		 * GSIs: start (or wake) the database's worker at commit, so that the
-		 * first write does not wait for a worker process to start (tens of
-		 * milliseconds in a new database; bench/gsi_lag.sh)
+		 * GSIs: start (or wake) the database's worker at commit, so that a
+		 * first write into a new database need not wait for the worker
+		 * process to start (about 10 ms; bench/gsi_lag.sh)
 		 */
 		if (n > 0)
 			DynGsiWakeAtCommit();
