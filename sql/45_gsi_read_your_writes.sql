@@ -7,8 +7,11 @@
 SHOW dynindex.gsi_read_your_writes;
 SHOW dynindex.gsi_read_your_writes_timeout;
 SET dynindex.gsi_read_your_writes = 'sometimes';
+-- out of range (0 .. 1 hour; the message's form differs between PostgreSQL majors)
+\set VERBOSITY sqlstate
 SET dynindex.gsi_read_your_writes_timeout = -1;
 SET dynindex.gsi_read_your_writes_timeout = '2h';
+\set VERBOSITY terse
 SET dynindex.gsi_read_your_writes_timeout = '250ms';
 SHOW dynindex.gsi_read_your_writes_timeout;
 RESET dynindex.gsi_read_your_writes_timeout;
