@@ -73,6 +73,11 @@ for _ in $(seq 1 50); do grep -q 'metrics on' "$WORK/dev.out" && break; sleep 0.
 METRICS_URL="$(sed -n 's/.*metrics on \(http:[^ ]*\).*/\1/p' "$WORK/dev.out" | head -1)"
 export GATEWAY_METRICS_URL="$METRICS_URL"
 log "dev-mode gateway: $DEV_URL"
+# a gateway whose GSI reads wait for the writes before them (node/gsi_read_your_writes.test.js)
+RYW_URL=""
+start_gateway ryw --dev --gsi-read-your-writes && RYW_URL="$STARTED_URL"
+export GATEWAY_RYW_URL="$RYW_URL"
+log "read-your-writes gateway: ${RYW_URL:-(did not start)}"
 
 # ---- access keys for the auth-mode gateway ----
 AUTH_URL=""; TLS_URL=""; SEC_KEYS=""; KEY_ID=""; SECRET=""; NA_ID=""; NA_SECRET=""; GONE_ID=""; GONE_SECRET=""; RD_ID=""; RD_SECRET=""

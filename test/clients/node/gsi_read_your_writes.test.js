@@ -2,7 +2,8 @@
 // header X-Dynindex-Gsi-Consistency: read-your-writes a Query or Scan of a GSI
 // waits until the writes committed before it are applied, through the AWS SDK
 // for JavaScript v3 (a middleware adds the header).  Runs through the gateway
-// and through dynindex_http (run.sh).
+// and through dynindex_http (run.sh); the endpoint-wide default through a
+// gateway started with --gsi-read-your-writes (GATEWAY_RYW_URL).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,8 +13,8 @@ import {
 import { client, uniq, waitActive, dropTable, rejectsWith } from './helpers.js';
 
 // A client whose requests all carry the header (value), or none (undefined).
-function withConsistency(value) {
-  const c = client();
+function withConsistency(value, opts = {}) {
+  const c = client(opts);
   if (value !== undefined) {
     c.middlewareStack.add((next) => async (args) => {
       args.request.headers['x-dynindex-gsi-consistency'] = value;
@@ -111,30 +112,74 @@ test('the header is checked, and DynamoDB rules stand under it', async () => {
 // storage fail; needs psql with the PG* variables run.sh sets): the bounded
 // wait (dynindex.gsi_read_your_writes_timeout, 5 s) ends with
 // ServiceUnavailable, HTTP 503, which the SDKs retry.
-test('a GSI that does not catch up: ServiceUnavailable (503)', async (t) => {
-  const psql = (sql) => execFileSync('psql', ['-X', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql],
-    { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
-  let storage;
+// psql with the PG* variables run.sh sets
+const psql = (sql) => execFileSync('psql', ['-X', '-At', '-v', 'ON_ERROR_STOP=1', '-c', sql],
+  { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+
+// While fn runs, every write into the GSI's storage fails: changes stay queued.
+async function whileStuck(fn) {
+  const storage = psql(`SELECT storage FROM dynindex.indexes WHERE table_name = '${T}' AND index_name = 'byG'`);
+  const f = `public.${T}_fail`;
+  psql(`CREATE FUNCTION ${f}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'forced failure'; END $$`);
+  psql(`CREATE TRIGGER fail BEFORE INSERT ON ${storage} FOR EACH ROW EXECUTE FUNCTION ${f}()`);
   try {
-    storage = psql(`SELECT storage FROM dynindex.indexes WHERE table_name = '${T}' AND index_name = 'byG'`);
+    await fn();
+  } finally {
+    psql(`DROP TRIGGER fail ON ${storage}`);
+    psql(`DROP FUNCTION ${f}()`);
+  }
+}
+
+test('a GSI that does not catch up: ServiceUnavailable (503)', async (t) => {
+  try {
+    psql('SELECT 1');
   } catch {
     t.skip('psql cannot reach the database');
     return;
   }
-  const fn = `public.${T}_fail`;
-  psql(`CREATE FUNCTION ${fn}() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'forced failure'; END $$`);
-  psql(`CREATE TRIGGER fail BEFORE INSERT ON ${storage} FOR EACH ROW EXECUTE FUNCTION ${fn}()`);
-  try {
+  await whileStuck(async () => {
     await ddb.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'stuck' }, g: { S: 'y' }, n: { N: '1' } } }));
     const err = await rejectsWith(() => ryw.send(new QueryCommand(byG('y'))), 'ServiceUnavailable');
     assert.equal(err.$metadata.httpStatusCode, 503);
     // without the header: DynamoDB's eventual consistency, answered at once
     const q = await ddb.send(new QueryCommand(byG('y')));
     assert.equal(q.Count, 0);
-  } finally {
-    psql(`DROP TRIGGER fail ON ${storage}`);
-    psql(`DROP FUNCTION ${fn}()`);
-  }
+  });
   const q = await ryw.send(new QueryCommand(byG('y')));
   assert.equal(q.Count, 1);
+});
+
+// --gsi-read-your-writes: every GSI read waits, without the header; the
+// header "eventual" asks for DynamoDB's behaviour on such an endpoint.
+test('the endpoint-wide default (--gsi-read-your-writes) and the header that overrides it', async (t) => {
+  const url = process.env.GATEWAY_RYW_URL;
+  if (!url) {
+    t.skip('no gateway with --gsi-read-your-writes (GATEWAY_RYW_URL)');
+    return;
+  }
+  const all = withConsistency(undefined, { endpoint: url });
+  const ev = withConsistency('eventual', { endpoint: url });
+  try {
+    let misses = 0;
+    for (let i = 1; i <= 50; i++) {
+      await all.send(new PutItemCommand({ TableName: T, Item: { pk: { S: `d${i}` }, g: { S: 'z' }, n: { N: String(i) } } }));
+      const q = await all.send(new QueryCommand({ ...byG('z'), Select: 'COUNT' }));
+      if (q.Count !== i) misses++;
+    }
+    assert.equal(misses, 0);
+    try {
+      psql('SELECT 1');
+    } catch {
+      return;				// the stuck GSI needs psql
+    }
+    await whileStuck(async () => {
+      await all.send(new PutItemCommand({ TableName: T, Item: { pk: { S: 'stuck2' }, g: { S: 'w' }, n: { N: '1' } } }));
+      const q = await ev.send(new QueryCommand(byG('w')));
+      assert.equal(q.Count, 0);
+      await rejectsWith(() => all.send(new QueryCommand(byG('w'))), 'ServiceUnavailable');
+    });
+  } finally {
+    all.destroy();
+    ev.destroy();
+  }
 });
