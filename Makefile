@@ -17,6 +17,8 @@ DYN_HEADER_FILES = $(wildcard src/*.h src/*/*.h)
 PG_CPPFLAGS = -I$(srcdir)/src
 # import/export: S3 through libcurl (src/exchange/s3.c)
 SHLIB_LINK  += -lcurl
+# zlib and libzstd: compressed import files (src/exchange/import_read.c)
+SHLIB_LINK  += -lz -lzstd
 # -Wno-clobbered: GCC 14 (Debian 13) warns of locals in functions inlined into one
 # with PG_TRY that are never live across the longjmp; PostgreSQL's own build has no
 # -Wextra and so never sees it.

@@ -117,3 +117,107 @@ LANGUAGE C VOLATILE;
 REVOKE ALL ON FUNCTION dynindex.trim_history() FROM PUBLIC;
 COMMENT ON FUNCTION dynindex.trim_history() IS
   'One round of the worker''s history trim: deletes item history older than each table''s recovery period (in batches) and drops deleted tables whose window closed; returns the rows deleted.';
+-- == import ==
+-- Background jobs (src/worker/jobs.c): one row per import or export; the job's
+-- process holds the advisory lock (4475230, job_id) while it runs, so a job not
+-- done whose lock nobody holds was interrupted and is started again.
+CREATE SEQUENCE dynindex.job_id_seq;
+CREATE TABLE dynindex.jobs (
+    job_id      bigint PRIMARY KEY DEFAULT nextval('dynindex.job_id_seq'),
+    kind        text NOT NULL,
+    state       text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'done')),
+    attempts    int NOT NULL DEFAULT 0,
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    started_at  timestamptz,
+    finished_at timestamptz
+);
+COMMENT ON TABLE dynindex.jobs IS 'Background jobs (imports, exports): queued, running or done (internal).';
+
+-- ImportTable (src/api/imports.c, src/exchange/import.c): one row per import.
+CREATE TABLE dynindex.imports (
+    import_id        bigint PRIMARY KEY REFERENCES dynindex.jobs,
+    import_arn       text NOT NULL UNIQUE,
+    table_name       text NOT NULL,
+    table_arn        text NOT NULL,
+    table_id         uuid NOT NULL,
+    client_token     text,
+    request          jsonb NOT NULL,
+    requested_by     name NOT NULL,
+    status           text NOT NULL DEFAULT 'IN_PROGRESS',
+    failure_code     text,
+    failure_message  text,
+    start_time       timestamptz NOT NULL DEFAULT clock_timestamp(),
+    end_time         timestamptz,
+    processed_items  bigint NOT NULL DEFAULT 0,
+    imported_items   bigint NOT NULL DEFAULT 0,
+    processed_bytes  bigint NOT NULL DEFAULT 0,
+    error_count      bigint NOT NULL DEFAULT 0,
+    files_total      int,
+    files_done       int NOT NULL DEFAULT 0,
+    file_records     bigint NOT NULL DEFAULT 0
+);
+CREATE INDEX ON dynindex.imports (client_token);
+COMMENT ON TABLE dynindex.imports IS 'ImportTable jobs: request, status, counts and resume position (internal; see dynindex.import_status).';
+
+-- The import error log (DynamoDB writes it to CloudWatch Logs): one row per
+-- item-level error, naming the object, the record and the error, never the item.
+CREATE TABLE dynindex.import_errors (
+    import_id   bigint NOT NULL REFERENCES dynindex.imports ON DELETE CASCADE,
+    seq         bigint GENERATED ALWAYS AS IDENTITY,
+    object_key  text NOT NULL,
+    record      bigint NOT NULL,
+    error_type  text NOT NULL,
+    message     text NOT NULL,
+    logged_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (import_id, seq)
+);
+COMMENT ON TABLE dynindex.import_errors IS 'Item-level import errors (the CloudWatch log of DynamoDB imports), without item content.';
+
+CREATE VIEW dynindex.import_status AS
+SELECT i.import_arn, i.table_name, i.status, i.processed_items, i.imported_items, i.processed_bytes,
+       i.error_count, i.files_done, i.files_total, i.start_time, i.end_time, i.failure_code, i.failure_message,
+       j.state AS job_state, j.attempts AS job_attempts
+  FROM dynindex.imports i JOIN dynindex.jobs j ON j.job_id = i.import_id;
+COMMENT ON VIEW dynindex.import_status IS 'Progress of imports (ImportTable): counts so far, objects done, status.';
+
+CREATE VIEW dynindex.import_log AS
+SELECT i.import_arn, i.table_name, e.seq, e.object_key, e.record, e.error_type, e.message, e.logged_at
+  FROM dynindex.import_errors e JOIN dynindex.imports i USING (import_id);
+COMMENT ON VIEW dynindex.import_log IS 'Item-level import errors per import (what DynamoDB sends to the CloudWatchLogGroupArn log group).';
+
+CREATE FUNCTION dynindex.import_table(table_name text, key_schema jsonb, attribute_definitions jsonb,
+    s3_bucket text, s3_key_prefix text DEFAULT NULL, input_format text DEFAULT 'DYNAMODB_JSON',
+    input_compression_type text DEFAULT 'NONE', options jsonb DEFAULT '{}')
+RETURNS jsonb
+LANGUAGE sql
+AS $$
+  SELECT dynindex.api('ImportTable', jsonb_strip_nulls(jsonb_build_object(
+    'S3BucketSource', jsonb_build_object('S3Bucket', s3_bucket, 'S3KeyPrefix', s3_key_prefix),
+    'InputFormat', input_format, 'InputCompressionType', input_compression_type,
+    'TableCreationParameters', jsonb_build_object('TableName', table_name, 'KeySchema', key_schema,
+        'AttributeDefinitions', attribute_definitions, 'BillingMode', 'PAY_PER_REQUEST')
+        || coalesce(options->'TableCreationParameters', '{}'))
+    || (options - 'TableCreationParameters')))->'ImportTableDescription'
+$$;
+COMMENT ON FUNCTION dynindex.import_table(text, jsonb, jsonb, text, text, text, text, jsonb) IS
+  'Start an import (ImportTable) into a new on-demand table; returns the ImportTableDescription. options: more request members (ClientToken, InputFormatOptions, TableCreationParameters members).';
+
+CREATE FUNCTION dynindex.wait_for_import(import_arn text, timeout interval DEFAULT '60 seconds')
+RETURNS text
+LANGUAGE plpgsql
+AS $$
+DECLARE
+  deadline timestamptz := clock_timestamp() + timeout;
+  s text;
+BEGIN
+  LOOP
+    SELECT i.status INTO s FROM dynindex.imports i WHERE i.import_arn = wait_for_import.import_arn;
+    IF s IS NULL OR s <> 'IN_PROGRESS' OR clock_timestamp() > deadline THEN
+      RETURN s;
+    END IF;
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END
+$$;
+COMMENT ON FUNCTION dynindex.wait_for_import(text, interval) IS
+  'Wait until an import is no longer IN_PROGRESS (at most timeout); returns its status.';

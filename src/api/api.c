@@ -45,6 +45,9 @@ static const OperationEntry operations[] = {
 	{"GetItem", DynGetItem},
 	{"GetRecords", DynGetRecords},	/* streams.c */
 	{"GetShardIterator", DynGetShardIterator},	/* streams.c */
+	{"ImportTable", DynImportTable},	/* src/api/imports.c */
+	{"DescribeImport", DynDescribeImport},	/* imports.c */
+	{"ListImports", DynListImports},	/* imports.c */
 	{"ListBackups", DynListBackups},	/* backups.c */
 	{"ListStreams", DynListStreams},	/* streams.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
@@ -76,7 +79,7 @@ static const char *const standby_operations[] = {
 	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeLimits",
 	"DescribeTable", "DescribeTimeToLive", "GetItem", "ListBackups", "ListTagsOfResource",
 	"ListTables", "Query", "Scan", "TransactGetItems",
-	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams",
+	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", "DescribeImport", "ListImports",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 	NULL
 };
@@ -176,7 +179,10 @@ run_operation(const char *opname, Jsonb *req)
 			!DynSecurityHasRight(DynSecurityCaller(), NULL, InvalidOid, DYN_ACCESS_CREATE))
 			DynSecurityDeny(!JB_ROOT_IS_OBJECT(req) ? NULL :
 							RqGetString(&req->root, "TableName") ? RqGetString(&req->root, "TableName") :
-							RqGetString(&req->root, "TargetTableName"));	/* the restores */
+							RqGetString(&req->root, "TargetTableName") ? RqGetString(&req->root, "TargetTableName") :	/* the restores */
+							RqGet(&req->root, "TableCreationParameters") &&	/* ImportTable */
+							RqGet(&req->root, "TableCreationParameters")->type == jbvBinary ?
+							RqGetString(RqGet(&req->root, "TableCreationParameters")->val.binary.data, "TableName") : NULL);
 		if (!DynSecurityRunsInternal(opname))
 			res = fn(req);
 		else

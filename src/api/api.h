@@ -79,6 +79,11 @@ extern Jsonb *DynDescribeContinuousBackups(Jsonb *req);
 extern Jsonb *DynUpdateContinuousBackups(Jsonb *req);
 extern Jsonb *DynRestoreTableToPointInTime(Jsonb *req);
 
+/* imports.c (ImportTable: docs/import-export.md) */
+extern Jsonb *DynImportTable(Jsonb *req);
+extern Jsonb *DynDescribeImport(Jsonb *req);
+extern Jsonb *DynListImports(Jsonb *req);
+
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);

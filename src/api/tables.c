@@ -61,6 +61,8 @@ DynDeleteTable(Jsonb *req)
 
 	RqValidate(req, DynTableNameOnlyFields);
 	t = DynTablesForChange(RqGetString(&req->root, "TableName"));
+	if (t->importing)
+		DynError(DYN_ERR_RESOURCE_IN_USE, "Attempt to change a resource which is still in use: Table is being created: %s", t->name);
 	if (RqGetBool(&t->options->root, "DeletionProtectionEnabled", false))
 		DynValidationError("Resource cannot be deleted as it is currently protected against deletion. Disable deletion protection first.");
 	desc = DynTablesDescribe(t, "DELETING", true);

@@ -267,6 +267,11 @@ DynTableDescription(DynTable *t, const char *status, bool with_stats)
 Jsonb *
 DynDescribeTable(Jsonb *req)
 {
+	DynTable   *t;
+
 	RqValidate(req, DynDescribeTableFields);
-	return DynTablesWrap("Table", DynTablesDescribe(DynCatalogGetTableOrNotFound(RqGetString(&req->root, "TableName")), "ACTIVE", true));
+	t = DynCatalogGetTableOrNotFound(RqGetString(&req->root, "TableName"));
+
+	/* a table an import is loading is CREATING until every item is in (docs/import-export.md) */
+	return DynTablesWrap("Table", DynTablesDescribe(t, t->importing ? "CREATING" : "ACTIVE", true));
 }

@@ -397,6 +397,11 @@ load_table_in_snapshot(const char *name)
 		t->write_capacity = 0;
 	t->created_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 10, &isnull));
 	t->options = copy_jsonb(SPI_getbinval(tup, desc, 11, &isnull));
+	{
+		JsonbValue	v;
+
+		t->importing = getKeyJsonValueFromContainer(&t->options->root, "Importing", 9, &v) != NULL;
+	}
 
 	/* the table's own key */
 	{
@@ -725,6 +730,21 @@ DynCatalogGetTableUnchecked(const char *name)
 	return get_table(DynCatalogTableName(name));
 }
 
+/* Does the operation being served see tables an import is still loading? */
+static bool
+sees_importing(void)
+{
+	static const char *const ops[] = {
+		"DescribeTable", "DeleteTable", "ListTagsOfResource", "DescribeTimeToLive",
+		"DescribeContinuousBackups", "ImportTable", NULL
+	};
+
+	for (const char *const *o = ops; *o; o++)
+		if (DynRequestOperation && strcmp(*o, DynRequestOperation) == 0)
+			return true;
+	return false;
+}
+
 DynTable *
 DynCatalogGetTable(const char *name)
 {
@@ -732,6 +752,8 @@ DynCatalogGetTable(const char *name)
 
 	name = DynCatalogTableName(name);
 	t = get_table(name);
+	if (t && t->importing && !sees_importing())
+		t = NULL;				/* CREATING: not there yet for this operation */
 	DynSecurityCheckTable(name, t ? t->storage_relid : InvalidOid);
 	return t;
 }

@@ -98,6 +98,7 @@ typedef struct DynTable
 	DynIndex   *indexes;
 	DynStreamInfo stream;		/* the enabled stream, if any */
 	DynPitrInfo pitr;			/* point-in-time recovery, if enabled */
+	bool		importing;		/* CREATING: an import loads it (options "Importing") */
 	Oid			storage_relid;	/* set when the request locks the storage relation */
 	/* cached plans (storage.c) */
 	SPIPlanPtr	plans[16];

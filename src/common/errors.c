@@ -45,6 +45,8 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_EXPIRED_ITERATOR] = {"ExpiredIteratorException", "YD040"},
 	[DYN_ERR_TRIMMED_DATA_ACCESS] = {"TrimmedDataAccessException", "YD041"},
 	[DYN_ERR_SERVICE_UNAVAILABLE] = {"ServiceUnavailable", "YD503"},
+	[DYN_ERR_IMPORT_NOT_FOUND] = {"ImportNotFoundException", "YD050"},
+	[DYN_ERR_IMPORT_CONFLICT] = {"ImportConflictException", "YD051"},
 };
 
 /* DynamoDB's name of an error type. */

@@ -65,6 +65,9 @@ static const OperationAccess operation_access[] = {
 	{"ListBackups", DYN_ACCESS_NONE, false},	/* lists the backups of tables the caller administers */
 	{"RestoreTableFromBackup", DYN_ACCESS_CREATE, false},	/* and admin on the backup's table */
 	{"RestoreTableToPointInTime", DYN_ACCESS_CREATE, false},	/* and admin on the source table */
+	{"ImportTable", DYN_ACCESS_CREATE, false},	/* and use of the bucket's store */
+	{"DescribeImport", DYN_ACCESS_NONE, false},	/* its requester, or admin on its table (api/imports.c) */
+	{"ListImports", DYN_ACCESS_NONE, false},	/* lists the imports the caller requested or administers */
 	{"DescribeEndpoints", DYN_ACCESS_NONE, false},
 	{"DescribeLimits", DYN_ACCESS_NONE, false},
 	{"DescribeStream", DYN_ACCESS_STREAM, false},

@@ -44,6 +44,7 @@
 #include "history/history.h"
 #include "indexes/indexes.h"
 #include "streams/streams.h"
+#include "worker/jobs.h"
 #include "worker/worker.h"
 #include "write/write.h"
 
@@ -549,6 +550,11 @@ dynindex_worker_main(Datum arg)
 		 * stream maintenance), at most DYN_IDLE_SLEEP_MS.  Issue #23 item 10:
 		 * a worker woke every naptime and maintained streams every 5 s.
 		 */
+		/* imports and exports waiting for a process (worker/jobs.c) */
+		if (DynJobsRelaunch())
+			idle_rounds = 0;
+		MemoryContextSwitchTo(loop_cxt);
+		MemoryContextReset(loop_cxt);
 		if (applied || more || failures > 0)
 			idle_rounds = 0;
 		else if (idle_rounds < DYN_IDLE_ROUNDS)

@@ -1,0 +1,665 @@
+/*
+ * import.c — the import job (ImportTable's background work, started by the job
+ * runner, src/worker/jobs.c): read every object under the import's key prefix,
+ * check each record as a PutItem's item is checked, load the items into the
+ * new table, build its secondary indexes in bulk, and make it ACTIVE.
+ *
+ * Transactions: one per object (its items, its error records and the import's
+ * counts and position commit together), then one that builds the indexes
+ * (DynIndexesBuildFrom), turns the table ACTIVE and the import COMPLETED.  A
+ * crash mid-object loses that object's uncommitted part only; the job's next
+ * process resumes at the first object not done.  The table is CREATING
+ * (invisible to item operations, catalog.c) until the last transaction, so it
+ * is never ACTIVE half-filled.  A failed import drops the table it created.
+ *
+ * Rules (DynamoDB's "Import format quotas and validation"): an item-level
+ * error is counted (ErrorCount), logged without item content
+ * (dynindex.import_errors, our CloudWatch log group) and skipped; a malformed
+ * object ends that object (its remaining part is skipped); items sharing a
+ * key overwrite each other until one remains, and are not errors; at most
+ * 50,000 objects per import.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "catalog/dyn_catalog.h"
+#include "common/errors.h"
+#include "common/json.h"
+#include "exchange/import.h"
+#include "exchange/objstore.h"
+#include "indexes/indexes.h"
+#include "storage/storage.h"
+#include "write/write.h"
+
+/* Items written per statement. */
+#define IMPORT_BATCH 1000
+/* DynamoDB: "Each import job can take up to 50,000 Amazon S3 objects" */
+#define IMPORT_MAX_OBJECTS 50000
+
+/* An item ready to be written. */
+typedef struct PendingItem
+{
+	bytea	   *pk;
+	bytea	   *sk;
+	int32		size;
+	Jsonb	   *item;
+	int			seq;			/* order in the batch: the last of a key wins */
+} PendingItem;
+
+/* One import being run. */
+typedef struct ImportJob
+{
+	int64		id;
+	char	   *arn;
+	char	   *table;
+	Jsonb	   *request;
+	DynImportFormat format;
+	DynImportCompression compression;
+	DynImportCsv csv;
+	/* counts of the object being read */
+	int64		processed;
+	int64		imported;
+	int64		errors;
+	/* the batch */
+	PendingItem *batch;
+	int			nbatch;
+	SPIPlanPtr	insert_plan;
+	SPIPlanPtr	error_plan;
+} ImportJob;
+
+/* The object keys of the import, in order. */
+typedef struct KeyList
+{
+	List	   *keys;
+	int			n;
+} KeyList;
+
+/* ---------------------------------------------------------------- checks */
+
+/*
+ * A message safe to keep in the error log: DynamoDB's validation messages,
+ * except the one that quotes a set's values.
+ */
+static const char *
+loggable(const char *msg)
+{
+	if (strstr(msg, "Input collection") != NULL)
+		return "One or more parameter values were invalid: Input collection contains duplicates.";
+	return msg;
+}
+
+/*
+ * Check a record's item as PutItem checks its item (values, size, key
+ * attributes, index key attributes) and encode its key.  False with the
+ * error type and message when it is refused.  The checks raise DynamoDB's
+ * errors; they are caught here without a subtransaction (they write nothing).
+ */
+static bool
+check_item(DynTable *t, Jsonb *jb, DynValue **item, DynKey *key, const char **etype, const char **emsg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool ok = true;
+
+	PG_TRY();
+	{
+		JsonbValue	jv;
+		const char *err = NULL;
+		DynValue   *v;
+
+		jv.type = jbvBinary;
+		jv.val.binary.data = &jb->root;
+		jv.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+		v = DynItemFromJsonb(&jv, &err);
+		if (v == NULL)
+			DynValidationError("%s", err ? err : "One or more parameter values were invalid");
+		if (DynItemSize(v) > DYN_MAX_ITEM_SIZE)
+			DynValidationError("Item size has exceeded the maximum allowed size");
+		DynWriteKeyFromItem(t, v, key);
+		DynIndexesCheckItem(t, v);
+		*item = v;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+		int			code = geterrcode();
+		char	   *colon;
+
+		/* DynamoDB's errors (class YD) and data errors are the item's; the rest is not */
+		if (!(code >= MAKE_SQLSTATE('Y', 'D', '0', '0', '0') && code <= MAKE_SQLSTATE('Y', 'D', 'Z', 'Z', 'Z')) &&
+			ERRCODE_TO_CATEGORY(code) != ERRCODE_DATA_EXCEPTION &&
+			ERRCODE_TO_CATEGORY(code) != ERRCODE_PROGRAM_LIMIT_EXCEEDED)
+			PG_RE_THROW();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		colon = strstr(edata->message, ": ");
+		if (colon && colon - edata->message < 64 && strchr(edata->message, ' ') > colon)
+		{
+			*etype = pnstrdup(edata->message, colon - edata->message);
+			*emsg = loggable(colon + 2);
+		}
+		else
+		{
+			*etype = "ValidationException";
+			*emsg = "The record cannot be stored as an item";
+		}
+		ok = false;
+	}
+	PG_END_TRY();
+	return ok;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+/* Batch order: by key, then by position (the last of a key wins). */
+static int
+pending_cmp(const void *a, const void *b)
+{
+	const PendingItem *x = a;
+	const PendingItem *y = b;
+	int			lx = VARSIZE_ANY_EXHDR(x->pk);
+	int			ly = VARSIZE_ANY_EXHDR(y->pk);
+	int			c = memcmp(VARDATA_ANY(x->pk), VARDATA_ANY(y->pk), Min(lx, ly));
+
+	if (c == 0)
+		c = lx - ly;
+	if (c == 0)
+	{
+		lx = VARSIZE_ANY_EXHDR(x->sk);
+		ly = VARSIZE_ANY_EXHDR(y->sk);
+		c = memcmp(VARDATA_ANY(x->sk), VARDATA_ANY(y->sk), Min(lx, ly));
+		if (c == 0)
+			c = lx - ly;
+	}
+	if (c == 0)
+		c = x->seq - y->seq;
+	return c;
+}
+
+/* Is b the same key as a? */
+static bool
+same_key(const PendingItem *a, const PendingItem *b)
+{
+	return DynByteaEquals(a->pk, b->pk) && DynByteaEquals(a->sk, b->sk);
+}
+
+/*
+ * Write the batch: one INSERT of arrays, an existing key replaced (items with
+ * one key overwrite each other; within the batch the last one is kept, as an
+ * INSERT ... ON CONFLICT may touch a row once).
+ */
+static void
+flush_batch(ImportJob *job, DynTable *t)
+{
+	Datum	   *pks;
+	Datum	   *sks;
+	Datum	   *sizes;
+	Datum	   *items;
+	int			n = 0;
+	Datum		args[4];
+
+	if (job->nbatch == 0)
+		return;
+	qsort(job->batch, job->nbatch, sizeof(PendingItem), pending_cmp);
+	pks = palloc(sizeof(Datum) * job->nbatch);
+	sks = palloc(sizeof(Datum) * job->nbatch);
+	sizes = palloc(sizeof(Datum) * job->nbatch);
+	items = palloc(sizeof(Datum) * job->nbatch);
+	for (int i = 0; i < job->nbatch; i++)
+	{
+		PendingItem *p = &job->batch[i];
+
+		if (i + 1 < job->nbatch && same_key(p, &job->batch[i + 1]))
+			continue;			/* a later item of this key replaces it */
+		pks[n] = PointerGetDatum(p->pk);
+		sks[n] = PointerGetDatum(p->sk);
+		sizes[n] = Int32GetDatum(p->size);
+		items[n] = JsonbPGetDatum(p->item);
+		n++;
+	}
+	if (job->insert_plan == NULL)
+	{
+		Oid			types[4] = {BYTEAARRAYOID, BYTEAARRAYOID, INT4ARRAYOID, JSONBARRAYOID};
+
+		job->insert_plan = SPI_prepare(psprintf("INSERT INTO %s (pk, sk, size, item) "
+												"SELECT * FROM unnest($1, $2, $3, $4) "
+												"ON CONFLICT (pk, sk) DO UPDATE SET size = excluded.size, item = excluded.item",
+												t->storage), 4, types);
+		if (job->insert_plan == NULL)
+			elog(ERROR, "could not prepare the import's insert");
+	}
+	args[0] = PointerGetDatum(construct_array(pks, n, BYTEAOID, -1, false, TYPALIGN_INT));
+	args[1] = PointerGetDatum(construct_array(sks, n, BYTEAOID, -1, false, TYPALIGN_INT));
+	args[2] = PointerGetDatum(construct_array(sizes, n, INT4OID, 4, true, TYPALIGN_INT));
+	args[3] = PointerGetDatum(construct_array(items, n, JSONBOID, -1, false, TYPALIGN_INT));
+	if (SPI_execute_plan(job->insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not write imported items");
+	job->nbatch = 0;
+}
+
+/* Log one item-level error (the object, the record's number, the error; never the item). */
+static void
+log_error(ImportJob *job, const char *key, int64 record, const char *type, const char *msg)
+{
+	Datum		args[5];
+
+	if (job->error_plan == NULL)
+	{
+		Oid			types[5] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID};
+
+		job->error_plan = SPI_prepare("INSERT INTO dynindex.import_errors (import_id, object_key, record, error_type, message) "
+									  "VALUES ($1, $2, $3, $4, $5)", 5, types);
+		if (job->error_plan == NULL)
+			elog(ERROR, "could not prepare the import's error log");
+	}
+	args[0] = Int64GetDatum(job->id);
+	args[1] = CStringGetTextDatum(key);
+	args[2] = Int64GetDatum(record);
+	args[3] = CStringGetTextDatum(type);
+	args[4] = CStringGetTextDatum(msg);
+	if (SPI_execute_plan(job->error_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not log an import error");
+	job->errors++;
+}
+
+/* Raw bytes of an object, for the record reader. */
+static size_t
+object_source(void *arg, char *buf, size_t len)
+{
+	return DynObjRead((DynObjReader *) arg, buf, len);
+}
+
+/*
+ * Load one object: every record checked, the good ones written, the bad ones
+ * logged.  Returns the uncompressed bytes read.
+ */
+static int64
+load_object(ImportJob *job, DynTable *t, DynObjStore *store, const char *key)
+{
+	DynObjReader *r = DynObjReaderOpen(store, key, NULL);
+	DynImportInput *in = DynImportOpen(object_source, r, job->compression, job->format, &job->csv);
+	MemoryContext rec_cxt = AllocSetContextCreate(CurrentMemoryContext, "dynindex import batch", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(rec_cxt);
+	DynImportRecord rec;
+	int64		record = 0;
+	int64		bytes;
+
+	job->batch = MemoryContextAlloc(old, sizeof(PendingItem) * IMPORT_BATCH);
+	while (DynImportNext(in, &rec))
+	{
+		DynValue   *item;
+		DynKey		k;
+		const char *etype;
+		const char *emsg;
+
+		CHECK_FOR_INTERRUPTS();
+		record++;
+		job->processed++;
+		if (rec.item == NULL)
+		{
+			log_error(job, key, record, rec.error_type, rec.error);
+			if (rec.fatal)
+				break;
+			continue;
+		}
+		if (!check_item(t, rec.item, &item, &k, &etype, &emsg))
+		{
+			log_error(job, key, record, etype, emsg);
+			continue;
+		}
+		{
+			PendingItem *p = &job->batch[job->nbatch];
+
+			p->pk = k.pk;
+			p->sk = k.sk;
+			p->item = DynItemToJsonb(item);
+			p->size = (int32) DynItemSize(item);
+			p->seq = job->nbatch++;
+			job->imported++;
+		}
+		if (job->nbatch == IMPORT_BATCH)
+		{
+			flush_batch(job, t);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(rec_cxt);
+			MemoryContextSwitchTo(rec_cxt);
+			if (job->processed % 10000 < IMPORT_BATCH)
+				pgstat_report_activity(STATE_RUNNING,
+									   psprintf("dynindex import %lld: %lld records of object %s",
+												(long long) job->id, (long long) record, key));
+		}
+	}
+	flush_batch(job, t);
+	bytes = DynImportBytes(in);
+	DynImportClose(in);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(rec_cxt);
+	DynObjReaderClose(r);
+	return bytes;
+}
+
+/* ---------------------------------------------------------------- the job */
+
+/* Begin a transaction of the job (SPI connected, a snapshot, writes to storage allowed). */
+static void
+begin_step(void)
+{
+	StartTransactionCommand();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	PushActiveSnapshot(GetTransactionSnapshot());
+	DynStorageWritesBegin();
+	DynRequestOperation = "ImportTable";	/* the table is CREATING: only its import sees it */
+	DynCatalogRevalidate();
+}
+
+/* Commit a transaction of the job. */
+static void
+end_step(void)
+{
+	DynStorageWritesEnd();
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/* Collect an object key of the listing (not "directories", never the manifest of a failed listing). */
+static void
+collect_key(const char *key, int64 size, void *arg)
+{
+	KeyList    *kl = arg;
+	size_t		len = strlen(key);
+
+	if (len > 0 && key[len - 1] == '/')
+		return;					/* a folder marker */
+	kl->n++;
+	if (kl->n <= IMPORT_MAX_OBJECTS)
+		kl->keys = lappend(kl->keys, pstrdup(key));
+}
+
+/* Read the settings of an import from its request. */
+static void
+job_settings(ImportJob *job, DynTable *t)
+{
+	JsonbContainer *r = &job->request->root;
+	char	   *s;
+	JsonbValue *csv = NULL;
+	JsonbValue *opts = RqGet(r, "InputFormatOptions");
+
+	s = RqGetString(r, "InputFormat");
+	if (s == NULL || !DynImportFormatFromName(s, &job->format))
+		elog(ERROR, "import %lld has no valid InputFormat", (long long) job->id);
+	s = RqGetString(r, "InputCompressionType");
+	if (s == NULL || !DynImportCompressionFromName(s, &job->compression))
+		job->compression = DYN_IMPORT_NONE;
+	memset(&job->csv, 0, sizeof(job->csv));
+	job->csv.delimiter = ',';
+	if (opts && opts->type == jbvBinary)
+		csv = RqGet(opts->val.binary.data, "Csv");
+	if (csv && csv->type == jbvBinary)
+	{
+		JsonbValue *hl = RqGet(csv->val.binary.data, "HeaderList");
+		char	   *d = RqGetString(csv->val.binary.data, "Delimiter");
+
+		if (d && d[0])
+			job->csv.delimiter = d[0];
+		if (hl)
+		{
+			int			n;
+			JsonbValue *elems = RqArrayElems(hl, &n);
+
+			job->csv.nheader = n;
+			job->csv.header = palloc(sizeof(char *) * Max(n, 1));
+			for (int i = 0; i < n; i++)
+				job->csv.header[i] = pnstrdup(elems[i].val.string.val, elems[i].val.string.len);
+		}
+	}
+	/* CSV: key attributes (table and indexes) take their defined types */
+	{
+		JsonbIterator *it = JsonbIteratorInit(&t->attribute_definitions->root);
+		JsonbValue	v;
+		JsonbIteratorToken tok;
+		int			cap = 8;
+
+		job->csv.key_names = palloc(sizeof(char *) * cap);
+		job->csv.key_types = palloc(sizeof(char *) * cap);
+		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+		{
+			if (tok != WJB_ELEM || v.type != jbvBinary)
+				continue;
+			if (job->csv.nkeys == cap)
+			{
+				cap *= 2;
+				job->csv.key_names = repalloc(job->csv.key_names, sizeof(char *) * cap);
+				job->csv.key_types = repalloc(job->csv.key_types, sizeof(char *) * cap);
+			}
+			job->csv.key_names[job->csv.nkeys] = RqGetString(v.val.binary.data, "AttributeName");
+			job->csv.key_types[job->csv.nkeys] = RqGetString(v.val.binary.data, "AttributeType");
+			job->csv.nkeys++;
+		}
+	}
+}
+
+/* Read the import's row: false when it is not IN_PROGRESS (nothing to do). */
+static bool
+read_import(ImportJob *job, int *files_done)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(job->id)};
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	desc;
+
+	if (SPI_execute_with_args("SELECT import_arn, table_name, request, status, files_done "
+							  "FROM dynindex.imports WHERE import_id = $1 FOR UPDATE",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read import %lld", (long long) job->id);
+	if (SPI_processed == 0)
+		return false;
+	tup = SPI_tuptable->vals[0];
+	desc = SPI_tuptable->tupdesc;
+	if (strcmp(TextDatumGetCString(SPI_getbinval(tup, desc, 4, &isnull)), "IN_PROGRESS") != 0)
+		return false;
+	job->arn = MemoryContextStrdup(TopMemoryContext, TextDatumGetCString(SPI_getbinval(tup, desc, 1, &isnull)));
+	job->table = MemoryContextStrdup(TopMemoryContext, TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull)));
+	{
+		Jsonb	   *jb = DatumGetJsonbP(SPI_getbinval(tup, desc, 3, &isnull));
+
+		job->request = MemoryContextAlloc(TopMemoryContext, VARSIZE(jb));
+		memcpy(job->request, jb, VARSIZE(jb));
+	}
+	*files_done = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
+	return true;
+}
+
+/* The import's table, CREATING: NULL if it is gone. */
+static DynTable *
+import_table(ImportJob *job)
+{
+	DynTable   *t = DynCatalogGetTableUnchecked(job->table);
+
+	return (t && t->importing) ? t : NULL;
+}
+
+/* Fail the import from inside the job: "<FailureCode>: <message>". */
+pg_noreturn static void
+import_failure(const char *code, const char *msg)
+{
+	ereport(ERROR, (errcode(ERRCODE_IO_ERROR), errmsg("%s: %s", code, msg)));
+	pg_unreachable();
+}
+
+/* Run an import (the job runner calls it in the job's process). */
+void
+DynImportRun(int64 id)
+{
+	ImportJob	job;
+	int			files_done = 0;
+	KeyList		kl = {NIL, 0};
+	List	   *keys;
+	DynTable   *t;
+	DynObjStore *store;
+	JsonbValue *src;
+	char	   *bucket;
+	char	   *owner;
+	char	   *prefix;
+	MemoryContext job_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import job", ALLOCSET_DEFAULT_SIZES);
+	int			i;
+
+	memset(&job, 0, sizeof(job));
+	job.id = id;
+
+	/* the objects to read, once; their count is the import's first limit */
+	begin_step();
+	if (!read_import(&job, &files_done))
+	{
+		end_step();
+		return;
+	}
+	t = import_table(&job);
+	if (t == NULL)
+		import_failure("UnknownError", "The table being imported into was deleted.");
+	{
+		MemoryContext old = MemoryContextSwitchTo(job_cxt);
+
+		src = RqGet(&job.request->root, "S3BucketSource");
+		bucket = RqGetString(src->val.binary.data, "S3Bucket");
+		owner = RqGetString(src->val.binary.data, "S3BucketOwner");
+		prefix = RqGetString(src->val.binary.data, "S3KeyPrefix");
+
+		/* the keys outlive the transaction (job_cxt); the store is opened again in each */
+		store = DynObjStoreOpen(bucket, owner);
+		DynObjList(store, prefix ? prefix : "", collect_key, &kl);
+		MemoryContextSwitchTo(old);
+	}
+	if (kl.n == 0)
+		import_failure("InvalidSource", "No objects were found under the given S3KeyPrefix.");
+	if (kl.n > IMPORT_MAX_OBJECTS)
+		import_failure("LimitExceeded",
+					   psprintf("The import source has %d objects; an import reads at most %d.", kl.n, IMPORT_MAX_OBJECTS));
+	{
+		Oid			types[2] = {INT8OID, INT4OID};
+		Datum		args[2] = {Int64GetDatum(id), Int32GetDatum(kl.n)};
+
+		if (SPI_execute_with_args("UPDATE dynindex.imports SET files_total = $2 WHERE import_id = $1",
+								  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update import %lld", (long long) id);
+	}
+	end_step();
+	keys = kl.keys;
+
+	/* one transaction per object, from the first one not done */
+	for (i = files_done; i < kl.n; i++)
+	{
+		const char *key = list_nth(keys, i);
+		int64		bytes;
+		Oid			types[6] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT4OID};
+		Datum		args[6];
+
+		begin_step();
+		t = import_table(&job);
+		if (t == NULL)
+			import_failure("UnknownError", "The table being imported into was deleted.");
+		job_settings(&job, t);
+		store = DynObjStoreOpen(bucket, owner);
+		job.processed = job.imported = job.errors = 0;
+		job.insert_plan = job.error_plan = NULL;
+		pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: object %d of %d",
+													   (long long) id, i + 1, kl.n));
+		bytes = load_object(&job, t, store, key);
+		args[0] = Int64GetDatum(id);
+		args[1] = Int64GetDatum(job.processed);
+		args[2] = Int64GetDatum(job.imported);
+		args[3] = Int64GetDatum(bytes);
+		args[4] = Int64GetDatum(job.errors);
+		args[5] = Int32GetDatum(i + 1);
+		if (SPI_execute_with_args("UPDATE dynindex.imports SET processed_items = processed_items + $2, "
+								  "imported_items = imported_items + $3, processed_bytes = processed_bytes + $4, "
+								  "error_count = error_count + $5, files_done = $6 WHERE import_id = $1",
+								  6, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not update import %lld", (long long) id);
+		end_step();
+	}
+
+	/* the indexes in bulk, the table ACTIVE and the import COMPLETED: one commit */
+	begin_step();
+	if (!read_import(&job, &files_done))
+	{
+		end_step();
+		return;
+	}
+	t = import_table(&job);
+	if (t == NULL)
+		import_failure("UnknownError", "The table being imported into was deleted.");
+	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
+	DynIndexesBuildFrom(t, t->storage);
+	{
+		Oid			types[2] = {INT8OID, TEXTOID};
+		Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(t->name)};
+
+		if (SPI_execute_with_args("UPDATE dynindex.tables SET options = options - 'Importing' WHERE table_name = $2",
+								  2, types, args, NULL, false, 0) != SPI_OK_UPDATE ||
+			SPI_execute_with_args("UPDATE dynindex.imports SET status = 'COMPLETED', end_time = clock_timestamp() "
+								  "WHERE import_id = $1", 2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not complete import %lld", (long long) id);
+	}
+	DynCatalogChanged();
+	end_step();
+	MemoryContextDelete(job_cxt);
+}
+
+/*
+ * Fail an import: the table it created is dropped (with its indexes), and the
+ * import is FAILED with the code and message ("<FailureCode>: <message>", or
+ * a message alone: UnknownError).
+ */
+void
+DynImportFail(int64 id, const char *message)
+{
+	ImportJob	job;
+	int			files_done;
+	const char *colon = strstr(message, ": ");
+	char	   *code = "UnknownError";
+	const char *msg = message;
+
+	if (colon && colon - message < 64 && memchr(message, ' ', colon - message) == NULL)
+	{
+		code = pnstrdup(message, colon - message);
+		msg = colon + 2;
+	}
+	memset(&job, 0, sizeof(job));
+	job.id = id;
+	begin_step();
+	if (read_import(&job, &files_done))
+	{
+		DynTable   *t = import_table(&job);
+		Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		args[4] = {Int64GetDatum(id), CStringGetTextDatum(code), CStringGetTextDatum(msg),
+		CStringGetTextDatum(job.table)};
+
+		if (t)
+		{
+			if (SPI_execute_with_args("DELETE FROM dynindex.tables WHERE table_name = $4 AND options ? 'Importing'",
+									  4, types, args, NULL, false, 0) != SPI_OK_DELETE)
+				elog(ERROR, "could not drop the table of import %lld", (long long) id);
+			DynStorageDropTable(t->storage);
+			for (int i = 0; i < t->nindexes; i++)
+				DynStorageDropTable(t->indexes[i].storage);
+			DynCatalogChanged();
+		}
+		if (SPI_execute_with_args("UPDATE dynindex.imports SET status = 'FAILED', failure_code = $2, "
+								  "failure_message = $3, end_time = clock_timestamp() WHERE import_id = $1",
+								  4, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not fail import %lld", (long long) id);
+	}
+	end_step();
+}

@@ -1,0 +1,242 @@
+/*
+ * jobs.c — the background job runner (worker/jobs.h).
+ *
+ * A job is a row of dynindex.jobs (job_id, kind, state, attempts) recorded by
+ * the operation that asks for it (ImportTable, ExportTableToPointInTime) in
+ * its own transaction; its process is registered when that transaction
+ * commits (common/jobs.c), so a rolled-back request starts nothing.  The
+ * process connects to the requester's database, takes a session advisory
+ * lock on the job (DYN_JOB_LOCK_CLASS, job_id: at most one process runs a
+ * job, and the lock tells the others whether its process is alive), counts
+ * the attempt and calls its kind's run function, which does the work in
+ * transactions of its own and ends the job's own row (COMPLETED or FAILED).
+ *
+ * A crash or a restart mid-job: the job is left 'running' with no process
+ * holding its lock.  The database's worker (worker.c) calls DynJobsRelaunch
+ * at start and between rounds, and starts a process for every such job and
+ * for every job still 'queued' (no worker slot was free at commit:
+ * max_worker_processes is respected, the job waits).  The run functions
+ * resume from what they committed, or restart; a job interrupted
+ * DYN_JOB_MAX_ATTEMPTS times fails cleanly through its kind's fail function.
+ * An ERROR out of a run function fails the job at once with that message.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "common/errors.h"
+#include "common/jobs.h"
+#include "common/wakeup.h"
+#include "exchange/import.h"
+#include "worker/jobs.h"
+
+/* Attempts (process starts) after which an interrupted job fails. */
+#define DYN_JOB_MAX_ATTEMPTS 3
+
+/* A kind of job: how to run it, and how to fail it when it cannot run. */
+typedef struct JobKind
+{
+	const char *name;
+	void		(*run) (int64 id);
+	void		(*fail) (int64 id, const char *message);
+} JobKind;
+
+static const JobKind job_kinds[] = {
+	{"import", DynImportRun, DynImportFail},	/* src/exchange/import.c */
+	{NULL, NULL, NULL}
+};
+
+/* The kind of a name, or NULL. */
+static const JobKind *
+find_kind(const char *name)
+{
+	for (const JobKind *k = job_kinds; k->name; k++)
+		if (strcmp(k->name, name) == 0)
+			return k;
+	return NULL;
+}
+
+/* Run one SQL statement on the job's row in its own transaction. */
+static void
+job_update(int64 id, const char *sql)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute_with_args(sql, 1, types, args, NULL, false, 0) < 0)
+		elog(ERROR, "could not update job %lld", (long long) id);
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+}
+
+/*
+ * Claim a job: its lock, then its row.  Returns its kind, or NULL when there
+ * is nothing to run (another process runs it, it is done, or the database has
+ * no jobs catalog); *exhausted when it was interrupted too often.
+ */
+static const JobKind *
+claim_job(int64 id, bool *exhausted)
+{
+	Oid			types[2] = {INT4OID, INT8OID};
+	Datum		args[2] = {Int32GetDatum(DYN_JOB_LOCK_CLASS), Int64GetDatum(id)};
+	bool		isnull;
+	const JobKind *kind = NULL;
+
+	*exhausted = false;
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (DynJobsCatalogPresent() &&
+		SPI_execute_with_args("SELECT pg_try_advisory_lock($1, $2::int4)", 2, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+		DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull)) &&
+		SPI_execute_with_args("SELECT kind, attempts FROM dynindex.jobs WHERE job_id = $2 AND state <> 'done' FOR UPDATE",
+							  2, types, args, NULL, false, 1) == SPI_OK_SELECT &&
+		SPI_processed == 1)
+	{
+		char	   *name = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		int32		attempts = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+
+		kind = find_kind(name);
+		if (kind == NULL)
+			ereport(WARNING, (errmsg("dynindex: job %lld has an unknown kind \"%s\"", (long long) id, name)));
+		else if (attempts >= DYN_JOB_MAX_ATTEMPTS)
+			*exhausted = true;
+		else if (SPI_execute_with_args("UPDATE dynindex.jobs SET state = 'running', attempts = attempts + 1, "
+									   "started_at = now() WHERE job_id = $2",
+									   2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not start job %lld", (long long) id);
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	return kind;
+}
+
+/* A job's process. */
+void
+dynindex_job_main(Datum arg)
+{
+	int64		id = DatumGetInt64(arg);
+	Oid			dboid;
+	const JobKind *kind;
+	bool		exhausted;
+	MemoryContext cxt;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("dynindex job");
+
+	kind = claim_job(id, &exhausted);
+	if (kind == NULL)
+		proc_exit(0);
+	cxt = CurrentMemoryContext;
+	PG_TRY();
+	{
+		if (exhausted)
+			kind->fail(id, "The job was interrupted (server crash or restart) too many times.");
+		else
+		{
+			pgstat_report_activity(STATE_RUNNING, psprintf("%s job %lld", kind->name, (long long) id));
+			kind->run(id);
+		}
+	}
+	PG_CATCH();
+	{
+		/*
+		 * The run function could not finish: fail the job with the error's
+		 * message (its functions report configuration errors, never item
+		 * content), after logging it.
+		 */
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		RESUME_INTERRUPTS();
+		kind->fail(id, edata->message);
+	}
+	PG_END_TRY();
+	job_update(id, "UPDATE dynindex.jobs SET state = 'done', finished_at = now() WHERE job_id = $1");
+	pgstat_report_activity(STATE_IDLE, NULL);
+	proc_exit(0);
+}
+
+/* Start the processes of the jobs waiting for one (the database's worker calls it). */
+bool
+DynJobsRelaunch(void)
+{
+	static TimestampTz last_check = 0;
+	static bool pending = false;
+	bool		waiting = false;
+	uint64		n;
+	int64	   *ids;
+	Oid			types[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(DYN_JOB_LOCK_CLASS)};
+
+	/* at most once a second; the first call (at the worker's start) at once */
+	if (last_check != 0 &&
+		!TimestampDifferenceExceeds(last_check, GetCurrentTimestamp(), 1000))
+		return pending;
+	last_check = GetCurrentTimestamp();
+
+	StartTransactionCommand();
+	SPI_connect();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	n = 0;
+	ids = NULL;
+	/*
+	 * Jobs not done whose process is gone (nobody holds their lock), at least
+	 * a second old (a process registered at commit may not have taken its
+	 * lock yet; a second process for one job just finds the lock taken).
+	 */
+	if (DynJobsCatalogPresent() &&
+		SPI_execute_with_args("SELECT j.job_id FROM dynindex.jobs j WHERE j.state <> 'done' "
+							  "AND j.created_at < now() - interval '1 second' "
+							  "AND coalesce(j.started_at, '-infinity') < now() - interval '1 second' "
+							  "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' "
+							  "AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database()) "
+							  "AND l.classid = $1::oid AND l.objid = j.job_id::oid AND l.objsubid = 2) "
+							  "ORDER BY j.job_id LIMIT 100",
+							  1, types, args, NULL, true, 0) == SPI_OK_SELECT)
+	{
+		bool		isnull;
+
+		n = SPI_processed;
+		ids = palloc(sizeof(int64) * Max(n, 1));
+		for (uint64 i = 0; i < n; i++)
+			ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	SPI_finish();
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	for (uint64 i = 0; i < n; i++)
+		if (!DynJobLaunch(MyDatabaseId, ids[i]))
+		{
+			waiting = true;		/* no free slot: again at the next round */
+			break;
+		}
+	pending = waiting || n > 0;
+	return pending;
+}
