@@ -185,6 +185,15 @@ SELECT i.import_arn, i.table_name, e.seq, e.object_key, e.record, e.error_type, 
   FROM dynindex.import_errors e JOIN dynindex.imports i USING (import_id);
 COMMENT ON VIEW dynindex.import_log IS 'Item-level import errors per import (what DynamoDB sends to the CloudWatchLogGroupArn log group).';
 
+CREATE FUNCTION dynindex._import_index_entry(table_name text, index_name text, item jsonb, item_size int4,
+    OUT ipk bytea, OUT isk bytea, OUT size int4, OUT entry jsonb)
+RETURNS record
+AS 'MODULE_PATHNAME', 'dynindex_import_index_entry'
+LANGUAGE C STABLE;
+COMMENT ON FUNCTION dynindex._import_index_entry(text, text, jsonb, int4) IS
+  'Internal (ImportTable): an item''s entry in a global secondary index, NULL when not indexed.';
+REVOKE ALL ON FUNCTION dynindex._import_index_entry(text, text, jsonb, int4) FROM PUBLIC;
+
 CREATE FUNCTION dynindex.import_table(table_name text, key_schema jsonb, attribute_definitions jsonb,
     s3_bucket text, s3_key_prefix text DEFAULT NULL, input_format text DEFAULT 'DYNAMODB_JSON',
     input_compression_type text DEFAULT 'NONE', options jsonb DEFAULT '{}')
@@ -210,6 +219,10 @@ DECLARE
   deadline timestamptz := clock_timestamp() + timeout;
   s text;
 BEGIN
+  IF EXISTS (SELECT 1 FROM dynindex.imports i WHERE i.import_arn = wait_for_import.import_arn
+             AND i.xmin::text = (txid_current_if_assigned() % 4294967296)::text) THEN
+    RAISE EXCEPTION 'the import % starts when the transaction that requested it commits: wait in another transaction', import_arn;
+  END IF;
   LOOP
     SELECT i.status INTO s FROM dynindex.imports i WHERE i.import_arn = wait_for_import.import_arn;
     IF s IS NULL OR s <> 'IN_PROGRESS' OR clock_timestamp() > deadline THEN

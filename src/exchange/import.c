@@ -21,7 +21,9 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "access/xact.h"
+#include "funcapi.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
@@ -29,7 +31,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
@@ -73,6 +77,8 @@ typedef struct ImportJob
 	PendingItem *batch;
 	int			nbatch;
 	SPIPlanPtr	insert_plan;
+	SPIPlanPtr	upsert_plan;
+	bool		seen_duplicate; /* a key of this object was already in the table */
 	SPIPlanPtr	error_plan;
 } ImportJob;
 
@@ -229,19 +235,60 @@ flush_batch(ImportJob *job, DynTable *t)
 	if (job->insert_plan == NULL)
 	{
 		Oid			types[4] = {BYTEAARRAYOID, BYTEAARRAYOID, INT4ARRAYOID, JSONBARRAYOID};
+		const char *insert = psprintf("INSERT INTO %s (pk, sk, size, item) SELECT * FROM unnest($1, $2, $3, $4)",
+									  t->storage);
 
-		job->insert_plan = SPI_prepare(psprintf("INSERT INTO %s (pk, sk, size, item) "
-												"SELECT * FROM unnest($1, $2, $3, $4) "
-												"ON CONFLICT (pk, sk) DO UPDATE SET size = excluded.size, item = excluded.item",
-												t->storage), 4, types);
-		if (job->insert_plan == NULL)
+		job->insert_plan = SPI_prepare(insert, 4, types);
+		job->upsert_plan = SPI_prepare(psprintf("%s ON CONFLICT (pk, sk) DO UPDATE SET size = excluded.size, "
+												"item = excluded.item", insert), 4, types);
+		if (job->insert_plan == NULL || job->upsert_plan == NULL)
 			elog(ERROR, "could not prepare the import's insert");
 	}
 	args[0] = PointerGetDatum(construct_array(pks, n, BYTEAOID, -1, false, TYPALIGN_INT));
 	args[1] = PointerGetDatum(construct_array(sks, n, BYTEAOID, -1, false, TYPALIGN_INT));
 	args[2] = PointerGetDatum(construct_array(sizes, n, INT4OID, 4, true, TYPALIGN_INT));
 	args[3] = PointerGetDatum(construct_array(items, n, JSONBOID, -1, false, TYPALIGN_INT));
-	if (SPI_execute_plan(job->insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+
+	/*
+	 * A plain INSERT (no speculative insertion: cheaper) in a subtransaction;
+	 * when a key is already in the table (an item of an earlier batch with the
+	 * same key), the batch is written again as an upsert, and so are the
+	 * object's next batches.
+	 */
+	if (!job->seen_duplicate)
+	{
+		MemoryContext cxt = CurrentMemoryContext;
+		ResourceOwner owner = CurrentResourceOwner;
+		volatile bool duplicate = false;
+
+		BeginInternalSubTransaction(NULL);
+		MemoryContextSwitchTo(cxt);
+		PG_TRY();
+		{
+			if (SPI_execute_plan(job->insert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
+				elog(ERROR, "could not write imported items");
+			ReleaseCurrentSubTransaction();
+		}
+		PG_CATCH();
+		{
+			if (geterrcode() != ERRCODE_UNIQUE_VIOLATION)
+				PG_RE_THROW();
+			MemoryContextSwitchTo(cxt);
+			FlushErrorState();
+			RollbackAndReleaseCurrentSubTransaction();
+			duplicate = true;
+		}
+		PG_END_TRY();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!duplicate)
+		{
+			job->nbatch = 0;
+			return;
+		}
+		job->seen_duplicate = true;
+	}
+	if (SPI_execute_plan(job->upsert_plan, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not write imported items");
 	job->nbatch = 0;
 }
@@ -345,6 +392,217 @@ load_object(ImportJob *job, DynTable *t, DynObjStore *store, const char *key)
 	MemoryContextDelete(rec_cxt);
 	DynObjReaderClose(r);
 	return bytes;
+}
+
+/* ---------------------------------------------------------------- indexes */
+
+/* What dynindex._import_index_entry keeps between calls of one statement. */
+typedef struct EntryState
+{
+	DynTable   *t;
+	DynIndex   *idx;
+	TupleDesc	desc;
+} EntryState;
+
+/* Add one attribute of a stored item to a map, if the item has it. */
+static void
+add_attribute(DynValue *map, Jsonb *stored, const char *name)
+{
+	JsonbValue	v;
+	const char *err = NULL;
+	DynValue   *val;
+
+	if (name == NULL || DynMapGetStr(map, name) != NULL ||
+		getKeyJsonValueFromContainer(&stored->root, name, strlen(name), &v) == NULL)
+		return;
+	val = DynValueFromJsonb(&v, &err);
+	if (val)
+		DynMapAppend(map, name, strlen(name), val);
+}
+
+/*
+ * The attributes of a stored item an index entry needs (the table's key, the
+ * index's key, the INCLUDE attributes): reading those alone is much cheaper
+ * than the whole item, and the entry is the same (DynIndexProject keeps only
+ * them; an ALL projection's entry is the stored item itself).
+ */
+static DynValue *
+needed_attributes(EntryState *st, Jsonb *stored)
+{
+	DynTable   *t = st->t;
+	DynIndex   *idx = st->idx;
+	DynValue   *map;
+
+	map = DynMakeMap(4 + idx->nnonkey);
+	add_attribute(map, stored, t->hash.name);
+	if (t->has_range)
+		add_attribute(map, stored, t->range.name);
+	for (int i = 0; i < idx->nhash; i++)
+		add_attribute(map, stored, idx->hash[i].name);
+	for (int i = 0; i < idx->nrange; i++)
+		add_attribute(map, stored, idx->range[i].name);
+	if (idx->projection == DYN_PROJ_INCLUDE)
+		for (int i = 0; i < idx->nnonkey; i++)
+			add_attribute(map, stored, idx->nonkey[i]);
+	return map;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_import_index_entry);
+
+/*
+ * dynindex._import_index_entry(table, index, item, size) -> (ipk, isk, size, entry):
+ * the entry of an item in a global secondary index, or NULL when the item is
+ * not in it (sparse) or its key is too large for a btree entry (left out, as
+ * the worker and DynIndexesBuildFrom leave it out).  The import builds each
+ * GSI with one INSERT ... SELECT of these, sorted by the index key, so that
+ * the entries go into the btree in order (src/exchange/import.c).
+ */
+Datum
+dynindex_import_index_entry(PG_FUNCTION_ARGS)
+{
+	EntryState *st = fcinfo->flinfo->fn_extra;
+	DynValue   *item;
+	Jsonb	   *stored;
+	bytea	   *ipk;
+	bytea	   *isk;
+	DynValue   *entry;
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_NULL();
+	if (st == NULL)
+	{
+		char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(0));
+		char	   *index = text_to_cstring(PG_GETARG_TEXT_PP(1));
+		TupleDesc	desc;
+		DynTable   *t;
+
+		if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "dynindex._import_index_entry must return a record");
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		t = DynCatalogGetTableUnchecked(table);
+		SPI_finish();
+		if (t == NULL)
+			ereport(ERROR, (errmsg("dynindex: no table \"%s\"", table)));
+		st = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(EntryState));
+		st->t = t;
+		for (int i = 0; i < t->nindexes; i++)
+			if (t->indexes[i].is_global && strcmp(t->indexes[i].name, index) == 0)
+				st->idx = &t->indexes[i];
+		if (st->idx == NULL)
+			ereport(ERROR, (errmsg("dynindex: table \"%s\" has no global secondary index \"%s\"", table, index)));
+		{
+			MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+			st->desc = BlessTupleDesc(CreateTupleDescCopy(desc));
+			MemoryContextSwitchTo(old);
+		}
+		fcinfo->flinfo->fn_extra = st;
+	}
+	stored = PG_GETARG_JSONB_P(2);
+	item = needed_attributes(st, stored);
+	if (!DynIndexEntryKey(st->t, st->idx, item, &ipk, &isk))
+		PG_RETURN_NULL();		/* sparse */
+	values[0] = PointerGetDatum(ipk);
+	values[1] = PointerGetDatum(isk);
+	if (st->idx->projection == DYN_PROJ_ALL && !PG_ARGISNULL(3))
+	{
+		/* the entry is the item itself */
+		values[2] = PG_GETARG_DATUM(3);
+		values[3] = JsonbPGetDatum(stored);
+	}
+	else
+	{
+		entry = DynIndexProject(st->t, st->idx, item);
+		values[2] = Int32GetDatum((int32) DynItemSize(entry));
+		values[3] = JsonbPGetDatum(DynItemToJsonb(entry));
+	}
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(st->desc, values, nulls)));
+}
+
+/*
+ * Run an INSERT into a relation of our own (a new GSI's storage) with its
+ * indexes dropped first and built again after it: a sort-based CREATE INDEX
+ * is much faster than inserting a million entries into each btree.  The
+ * definitions are read back from the catalog (pg_get_constraintdef,
+ * pg_get_indexdef), so the indexes are the same as before, names included.
+ */
+static void
+insert_without_indexes(const char *relation, const char *insert)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(relation)};
+	List	   *drops = NIL;
+	List	   *creates = NIL;
+	ListCell   *lc;
+	bool		isnull;
+
+	if (DynStorageIsDistributed(relation))
+	{
+		if (SPI_execute(insert, false, 0) != SPI_OK_INSERT)
+			elog(ERROR, "could not build a global secondary index");
+		return;
+	}
+	if (SPI_execute_with_args("SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', $1, c.conname), "
+							  "       format('ALTER TABLE %s ADD CONSTRAINT %I %s', $1, c.conname, pg_get_constraintdef(c.oid)) "
+							  "FROM pg_catalog.pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u') "
+							  "UNION ALL "
+							  "SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid) "
+							  "FROM pg_catalog.pg_index i WHERE i.indrelid = $1::regclass AND NOT EXISTS "
+							  "(SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = $1::regclass)",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the indexes of %s", relation);
+	for (uint64 r = 0; r < SPI_processed; r++)
+	{
+		drops = lappend(drops, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)));
+		creates = lappend(creates, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull)));
+	}
+	foreach(lc, drops)
+		if (SPI_execute(lfirst(lc), false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not drop an index of %s", relation);
+	if (SPI_execute(insert, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not build a global secondary index");
+	foreach(lc, creates)
+		if (SPI_execute(lfirst(lc), false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not build an index of %s", relation);
+}
+
+/*
+ * Build the new table's secondary indexes.  GSIs: one INSERT ... SELECT per
+ * index from the table's storage into its storage with its btrees dropped,
+ * then the btrees built by CREATE INDEX (sorts within maintenance_work_mem,
+ * spilling to disk: memory stays flat).  A table with LSIs (an ImportTable
+ * request has none: TableCreationParameters has no LocalSecondaryIndexes)
+ * goes through DynIndexesBuildFrom.
+ */
+static void
+build_indexes(DynTable *t)
+{
+	for (int i = 0; i < t->nindexes; i++)
+		if (!t->indexes[i].is_global)
+		{
+			DynIndexesBuildFrom(t, t->storage);
+			return;
+		}
+	if (SPI_execute("SET LOCAL maintenance_work_mem = '64MB'", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set maintenance_work_mem");
+	for (int i = 0; i < t->nindexes; i++)
+	{
+		DynIndex   *idx = &t->indexes[i];
+
+		/* entries whose keys cannot fit a btree entry are left out, as the worker leaves them out */
+		insert_without_indexes(idx->storage,
+							   psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) "
+										"SELECT (x.e).ipk, (x.e).isk, x.pk, x.sk, (x.e).size, (x.e).entry "
+										"FROM (SELECT s.pk, s.sk, dynindex._import_index_entry(%s, %s, s.item, s.size) AS e "
+										"      FROM %s s OFFSET 0) x "
+										"WHERE x.e IS NOT NULL AND octet_length((x.e).ipk) + octet_length((x.e).isk) "
+										"+ octet_length(x.pk) + octet_length(x.sk) <= 2600",
+										idx->storage, quote_literal_cstr(t->name), quote_literal_cstr(idx->name),
+										t->storage));
+	}
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -514,9 +772,12 @@ DynImportRun(int64 id)
 	char	   *prefix;
 	MemoryContext job_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import job", ALLOCSET_DEFAULT_SIZES);
 	int			i;
+	TimestampTz started;
+	TimestampTz loaded;
 
 	memset(&job, 0, sizeof(job));
 	job.id = id;
+	started = GetCurrentTimestamp();
 
 	/* the objects to read, once; their count is the import's first limit */
 	begin_step();
@@ -572,7 +833,8 @@ DynImportRun(int64 id)
 		job_settings(&job, t);
 		store = DynObjStoreOpen(bucket, owner);
 		job.processed = job.imported = job.errors = 0;
-		job.insert_plan = job.error_plan = NULL;
+		job.insert_plan = job.upsert_plan = job.error_plan = NULL;
+		job.seen_duplicate = false;
 		pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: object %d of %d",
 													   (long long) id, i + 1, kl.n));
 		bytes = load_object(&job, t, store, key);
@@ -601,7 +863,8 @@ DynImportRun(int64 id)
 	if (t == NULL)
 		import_failure("UnknownError", "The table being imported into was deleted.");
 	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
-	DynIndexesBuildFrom(t, t->storage);
+	loaded = GetCurrentTimestamp();
+	build_indexes(t);
 	{
 		Oid			types[2] = {INT8OID, TEXTOID};
 		Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(t->name)};
@@ -614,6 +877,17 @@ DynImportRun(int64 id)
 	}
 	DynCatalogChanged();
 	end_step();
+	{
+		long		secs;
+		int			usecs;
+		long		bsecs;
+		int			busecs;
+
+		TimestampDifference(started, loaded, &secs, &usecs);
+		TimestampDifference(loaded, GetCurrentTimestamp(), &bsecs, &busecs);
+		ereport(LOG, (errmsg("dynindex: import %lld completed: %d objects loaded in %ld.%03d s, indexes built in %ld.%03d s",
+							 (long long) id, kl.n, secs, usecs / 1000, bsecs, busecs / 1000)));
+	}
 	MemoryContextDelete(job_cxt);
 }
 

@@ -308,7 +308,7 @@ push_string(IonParser *p, JsonbIteratorToken tok, const char *s, int len)
 	const char *enc = DynNulEncode(s, len, &outlen);
 
 	v.type = jbvString;
-	v.val.string.val = (char *) enc;
+	v.val.string.val = pnstrdup(enc, outlen);	/* the parser reuses its buffers */
 	v.val.string.len = outlen;
 	pushJsonbValue(&p->st, tok, &v);
 }

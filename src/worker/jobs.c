@@ -178,7 +178,7 @@ dynindex_job_main(Datum arg)
 		kind->fail(id, edata->message);
 	}
 	PG_END_TRY();
-	job_update(id, "UPDATE dynindex.jobs SET state = 'done', finished_at = now() WHERE job_id = $1");
+	job_update(id, "UPDATE dynindex.jobs SET state = 'done', finished_at = clock_timestamp() WHERE job_id = $1");
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }
