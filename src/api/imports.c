@@ -16,6 +16,8 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
+#include "catalog/pg_authid.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 
 #include "api/api.h"
@@ -254,6 +256,25 @@ DynImportTable(Jsonb *req)
 			DynCatalogCheckTableRight(name, DYN_ACCESS_ADMIN);
 			return wrap("ImportTableDescription", import_description(earlier));
 		}
+	}
+
+	/*
+	 * A directory store is read with the server's file access: its readers
+	 * need pg_read_server_files, as COPY FROM a file does (objstore.h).  An S3
+	 * store, or a bucket no store is configured for (the import fails then,
+	 * S3NoSuchBucket), needs nothing more than the right to create tables.
+	 */
+	{
+		JsonbValue *src = RqGet(r, "S3BucketSource");
+		Oid			types[1] = {TEXTOID};
+		Datum		args[1] = {CStringGetTextDatum(RqGetString(src->val.binary.data, "S3Bucket"))};
+		Oid			caller = DynSecurityCaller();
+
+		if (SPI_execute_with_args("SELECT 1 FROM dynindex.object_stores WHERE bucket = $1 AND kind = 'directory'",
+								  1, types, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the object stores");
+		if (SPI_processed > 0 && !superuser_arg(caller) && !has_privs_of_role(caller, ROLE_PG_READ_SERVER_FILES))
+			DynCatalogAccessDenied(psprintf("arn:aws:s3:::%s", RqGetString(src->val.binary.data, "S3Bucket")));
 	}
 
 	/* at most IMPORT_MAX_CONCURRENT imports in progress */

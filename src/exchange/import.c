@@ -85,6 +85,7 @@ typedef struct ImportJob
 /* The object keys of the import, in order. */
 typedef struct KeyList
 {
+	MemoryContext cxt;			/* where the list lives (the job's context) */
 	List	   *keys;
 	int			n;
 } KeyList;
@@ -641,7 +642,12 @@ collect_key(const char *key, int64 size, void *arg)
 		return;					/* a folder marker */
 	kl->n++;
 	if (kl->n <= IMPORT_MAX_OBJECTS)
+	{
+		MemoryContext old = MemoryContextSwitchTo(kl->cxt);
+
 		kl->keys = lappend(kl->keys, pstrdup(key));
+		MemoryContextSwitchTo(old);
+	}
 }
 
 /* Read the settings of an import from its request. */
@@ -762,7 +768,7 @@ DynImportRun(int64 id)
 {
 	ImportJob	job;
 	int			files_done = 0;
-	KeyList		kl = {NIL, 0};
+	KeyList		kl = {NULL, NIL, 0};
 	List	   *keys;
 	DynTable   *t;
 	DynObjStore *store;
@@ -778,6 +784,7 @@ DynImportRun(int64 id)
 	memset(&job, 0, sizeof(job));
 	job.id = id;
 	started = GetCurrentTimestamp();
+	kl.cxt = job_cxt;
 
 	/* the objects to read, once; their count is the import's first limit */
 	begin_step();
