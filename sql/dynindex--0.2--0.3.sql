@@ -185,6 +185,8 @@ SELECT i.import_arn, i.table_name, e.seq, e.object_key, e.record, e.error_type, 
   FROM dynindex.import_errors e JOIN dynindex.imports i USING (import_id);
 COMMENT ON VIEW dynindex.import_log IS 'Item-level import errors per import (what DynamoDB sends to the CloudWatchLogGroupArn log group).';
 
+GRANT SELECT ON dynindex.import_status, dynindex.import_log TO dynindex_admin;
+
 CREATE FUNCTION dynindex._import_index_entry(table_name text, index_name text, item jsonb, item_size int4,
     OUT ipk bytea, OUT isk bytea, OUT size int4, OUT entry jsonb)
 RETURNS record

@@ -99,8 +99,13 @@ typedef struct KeyList
 static const char *
 loggable(const char *msg)
 {
+	const char *value_msgs[] = {"The parameter cannot be converted to a numeric value", NULL};
+
 	if (strstr(msg, "Input collection") != NULL)
 		return "One or more parameter values were invalid: Input collection contains duplicates.";
+	for (const char **m = value_msgs; *m; m++)
+		if (strncmp(msg, *m, strlen(*m)) == 0)
+			return *m;			/* without the value DynamoDB quotes after it */
 	return msg;
 }
 
@@ -612,6 +617,7 @@ build_indexes(DynTable *t)
 static void
 begin_step(void)
 {
+	SetCurrentStatementStartTimestamp();	/* now() in a background worker */
 	StartTransactionCommand();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

@@ -75,6 +75,7 @@ job_update(int64 id, const char *sql)
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(id)};
 
+	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -99,6 +100,7 @@ claim_job(int64 id, bool *exhausted)
 	const JobKind *kind = NULL;
 
 	*exhausted = false;
+	SetCurrentStatementStartTimestamp();	/* now() of a background worker's transactions */
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
@@ -190,6 +192,7 @@ DynJobsRelaunch(void)
 	static TimestampTz last_check = 0;
 	static bool pending = false;
 	bool		waiting = false;
+	bool		unfinished = false;
 	uint64		n;
 	int64	   *ids;
 	Oid			types[1] = {INT4OID};
@@ -201,32 +204,31 @@ DynJobsRelaunch(void)
 		return pending;
 	last_check = GetCurrentTimestamp();
 
+	/*
+	 * Jobs not done whose process is gone, or not started yet: nobody holds
+	 * their lock.  A process registered at commit that has not taken its lock
+	 * yet may get a twin here; the twin finds the lock taken and exits.
+	 */
+	SetCurrentStatementStartTimestamp();	/* now() of a background worker's transactions */
 	StartTransactionCommand();
 	SPI_connect();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	n = 0;
 	ids = NULL;
-	/*
-	 * Jobs not done whose process is gone (nobody holds their lock), at least
-	 * a second old (a process registered at commit may not have taken its
-	 * lock yet; a second process for one job just finds the lock taken).
-	 */
 	if (DynJobsCatalogPresent() &&
-		SPI_execute_with_args("SELECT j.job_id FROM dynindex.jobs j WHERE j.state <> 'done' "
-							  "AND j.created_at < now() - interval '1 second' "
-							  "AND coalesce(j.started_at, '-infinity') < now() - interval '1 second' "
-							  "AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' "
+		SPI_execute_with_args("SELECT j.job_id, EXISTS (SELECT 1 FROM pg_catalog.pg_locks l WHERE l.locktype = 'advisory' "
 							  "AND l.database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database()) "
 							  "AND l.classid = $1::oid AND l.objid = j.job_id::oid AND l.objsubid = 2) "
-							  "ORDER BY j.job_id LIMIT 100",
+							  "FROM dynindex.jobs j WHERE j.state <> 'done' ORDER BY j.job_id LIMIT 100",
 							  1, types, args, NULL, true, 0) == SPI_OK_SELECT)
 	{
 		bool		isnull;
 
-		n = SPI_processed;
-		ids = palloc(sizeof(int64) * Max(n, 1));
-		for (uint64 i = 0; i < n; i++)
-			ids[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+		unfinished = SPI_processed > 0;
+		ids = palloc(sizeof(int64) * Max(SPI_processed, 1));
+		for (uint64 i = 0; i < SPI_processed; i++)
+			if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull)))
+				ids[n++] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
 	}
 	SPI_finish();
 	PopActiveSnapshot();
@@ -237,6 +239,7 @@ DynJobsRelaunch(void)
 			waiting = true;		/* no free slot: again at the next round */
 			break;
 		}
-	pending = waiting || n > 0;
+	/* while jobs run, poll (their process may end without finishing them: a crash) */
+	pending = waiting || unfinished;
 	return pending;
 }

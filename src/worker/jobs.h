@@ -15,8 +15,8 @@ extern PGDLLEXPORT void dynindex_job_main(Datum arg);
 /*
  * Start the processes of the jobs of the current database that are queued or
  * were left running by a process that is gone.  Runs its own transaction (the
- * database's worker calls it between rounds).  True when a job is still
- * waiting for a worker slot (call again soon).
+ * database's worker calls it between rounds, at most once a second).  True
+ * while any job is unfinished (call again soon).
  */
 extern bool DynJobsRelaunch(void);
 

@@ -44,6 +44,12 @@ if "$BINDIR/psql" -X -q -h "$DIR" -p "$PORT" -U postgres -d postgres -v ON_ERROR
     "$PY" -B "$HERE/api_fuzz.py" --dsn "host=$DIR port=$PORT dbname=fuzz user=postgres" \
         --server-log "$DIR/postgresql.log" --out "$DIR/failures.jsonl" "$@"
     rc=$?
+    # hostile import files (ImportTable's readers): import_fuzz.py
+    if [ "$rc" -eq 0 ]; then
+        "$PY" -B "$HERE/import_fuzz.py" --dsn "host=$DIR port=$PORT dbname=fuzz user=postgres" \
+            --server-log "$DIR/postgresql.log" --seed 1 --files 40
+        rc=$?
+    fi
 fi
 "$BINDIR/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
 if [ "$rc" -eq 0 ] && [ "${FUZZ_KEEP:-0}" != 1 ]; then

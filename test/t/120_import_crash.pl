@@ -1,0 +1,173 @@
+# ImportTable's background job (src/worker/jobs.c, src/exchange/import.c)
+# under crashes and limits, from a directory store:
+#  - gzip and zstd objects; a truncated gzip and a corrupt zstd object end
+#    that object with one error, the others load;
+#  - kill -9 of the postmaster mid-import: after the restart the database's
+#    worker starts the job again, which resumes at the first object not done;
+#    the import ends COMPLETED with every item counted once, and the table is
+#    never ACTIVE while its import is IN_PROGRESS;
+#  - with max_worker_processes too small for every job at once, the jobs
+#    wait for a slot and all complete (none is lost).
+use strict;
+use warnings;
+use lib 'test/t';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IO::Compress::Gzip qw(gzip $GzipError);
+use File::Path qw(make_path);
+use Time::HiRes qw(usleep);
+use DynCrash;
+
+my $node = PostgreSQL::Test::Cluster->new('import_crash');
+$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+$node->append_conf('postgresql.conf', slurp_file('test/dynindex.conf')) if -f 'test/dynindex.conf';
+$node->append_conf('postgresql.conf', "dynindex.worker_naptime = 100\n");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION dynindex');
+
+my $dir = $node->data_dir . '/exchange/imp';
+make_path($dir);
+$node->safe_psql('postgres', q{SELECT dynindex.set_object_store('imp', 'directory', directory => 'exchange/imp')});
+
+# $n items of partition $p as DynamoDB JSON lines
+sub lines
+{
+	my ($p, $n) = @_;
+	my $pad = 'x' x 150;
+	my $out = '';
+	$out .= sprintf(qq({"Item": {"pk": {"S": "p%d-%d"}, "sk": {"N": "%d"}, "g": {"S": "g%d"}, "pad": {"S": "%s"}}}\n),
+		$p, $_, $_, $_ % 13, $pad) for 1 .. $n;
+	return $out;
+}
+sub write_gz
+{
+	my ($path, $data) = @_;
+	make_path($1) if $path =~ m{^(.*)/[^/]+$};
+	gzip(\$data => $path) or die $GzipError;
+}
+sub write_file
+{
+	my ($path, $data) = @_;
+	make_path($1) if $path =~ m{^(.*)/[^/]+$};
+	open(my $fh, '>', $path) or die "$path: $!";
+	binmode $fh;
+	print $fh $data;
+	close $fh;
+}
+sub import_table
+{
+	my ($name, $prefix, $compression) = @_;
+	return $node->safe_psql('postgres', qq{
+		SELECT dynindex.api('ImportTable', jsonb_build_object(
+		  'S3BucketSource', jsonb_build_object('S3Bucket', 'imp', 'S3KeyPrefix', '$prefix'),
+		  'InputFormat', 'DYNAMODB_JSON', 'InputCompressionType', '$compression',
+		  'TableCreationParameters', jsonb_build_object('TableName', '$name', 'BillingMode', 'PAY_PER_REQUEST',
+		    'KeySchema', '[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]'::jsonb,
+		    'AttributeDefinitions', '[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
+		                              {"AttributeName": "g", "AttributeType": "S"}]'::jsonb,
+		    'GlobalSecondaryIndexes', '[{"IndexName": "ByG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+		                                 "Projection": {"ProjectionType": "ALL"}}]'::jsonb)))->'ImportTableDescription'->>'ImportArn'});
+}
+sub wait_import
+{
+	my ($arn) = @_;
+	return $node->safe_psql('postgres', qq{SELECT dynindex.wait_for_import('$arn', '300 s')});
+}
+sub counts
+{
+	my ($arn) = @_;
+	return $node->safe_psql('postgres', qq{SELECT status || ' ' || processed_items || ' ' || imported_items || ' ' || error_count
+		FROM dynindex.imports WHERE import_arn = '$arn'});
+}
+
+# ---- gzip, zstd, a truncated gzip, a corrupt zstd
+write_gz("$dir/gz/a.json.gz", lines(1, 300));
+write_gz("$dir/gz/b.json.gz", lines(2, 300));
+{
+	my $gz;
+	my $text = lines(3, 2000);
+	gzip(\$text => \$gz) or die $GzipError;
+	write_file("$dir/gz/c.json.gz", substr($gz, 0, int(length($gz) / 2)));    # truncated
+}
+my $zin = $node->basedir . '/z.json';
+write_file($zin, lines(4, 300));
+make_path("$dir/zst");
+system('zstd', '-q', '-f', $zin, '-o', "$dir/zst/a.json.zst") == 0 or die "zstd failed";
+{
+	open(my $fh, '<:raw', "$dir/zst/a.json.zst") or die;
+	local $/;
+	my $z = <$fh>;
+	close $fh;
+	substr($z, 20, 8) = 'CORRUPT!';
+	write_file("$dir/zst/b.json.zst", $z);
+}
+my $gz_arn = import_table('GzT', 'gz/', 'GZIP');
+my $zst_arn = import_table('ZstT', 'zst/', 'ZSTD');
+is(wait_import($gz_arn), 'COMPLETED', 'gzip import completed');
+my ($st, $processed, $imported, $errors) = split / /, counts($gz_arn);
+is($imported >= 600 && $imported < 2600 ? 'ok' : $imported, 'ok', 'the whole objects and part of the truncated one are in');
+is($errors, 1, 'the truncated gzip is one error');
+is($processed, $imported + $errors, 'processed = imported + errors');
+is($node->safe_psql('postgres', qq{SELECT message FROM dynindex.import_log WHERE import_arn = '$gz_arn'}),
+	'The GZIP stream is truncated', 'the error names the truncated stream');
+is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "GzT"}')->'Table'->>'ItemCount'}),
+	$imported, 'ItemCount is the imported count');
+is(wait_import($zst_arn), 'COMPLETED', 'zstd import completed');
+($st, $processed, $imported, $errors) = split / /, counts($zst_arn);
+is("$imported $errors", '300 1', 'the good zstd object is in; the corrupt one is one error');
+
+# ---- kill -9 mid-import
+my $files = 12;
+write_gz(sprintf("$dir/big/%02d.json.gz", $_), lines(100 + $_, 4000)) for 1 .. $files;
+my $arn = import_table('Big', 'big/', 'GZIP');
+my $done = 0;
+my $never_active_half = 1;
+for (1 .. 6000)
+{
+	# the table and the import in one snapshot: IN_PROGRESS means CREATING
+	my $s = $node->safe_psql('postgres', qq{SELECT i.status || ' ' || i.files_done || ' ' ||
+		(dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus')
+		FROM dynindex.imports i WHERE i.import_arn = '$arn'});
+	my ($status, $fd, $ts) = split / /, $s;
+	$never_active_half = 0 if $status eq 'IN_PROGRESS' && $ts ne 'CREATING';
+	$done = $fd;
+	last if $fd >= 2 || $status ne 'IN_PROGRESS';
+	usleep(20_000);
+}
+ok($done >= 2 && $done < $files, "crashing after $done of $files objects");
+ok(crash_node($node), 'postmaster and children killed');
+$node->start;
+# right after the restart: still CREATING, invisible to item operations
+like($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus'}),
+	qr/^(CREATING|ACTIVE)$/, 'the table exists after the restart');
+for (1 .. 3000)
+{
+	my $s = $node->safe_psql('postgres', qq{SELECT i.status || ' ' ||
+		(dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus')
+		FROM dynindex.imports i WHERE i.import_arn = '$arn'});
+	my ($status, $ts) = split / /, $s;
+	$never_active_half = 0 if $status eq 'IN_PROGRESS' && $ts ne 'CREATING';
+	last if $status ne 'IN_PROGRESS';
+	usleep(50_000);
+}
+is(wait_import($arn), 'COMPLETED', 'the import resumed after the crash and completed');
+ok($never_active_half, 'the table was never ACTIVE while its import was IN_PROGRESS');
+is(counts($arn), 'COMPLETED ' . ($files * 4000) . ' ' . ($files * 4000) . ' 0', 'every item counted once');
+is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'ItemCount'}),
+	$files * 4000, 'every item is in the table once');
+is($node->safe_psql('postgres', q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('Big')}),
+	'ByG 0 0 0', 'the GSI matches the table');
+cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JOIN dynindex.imports i ON i.import_id = j.job_id WHERE i.import_arn = '$arn'}),
+	'>=', 2, 'the job ran again after the restart');
+
+# ---- more jobs than worker slots: they wait, none is lost
+$node->append_conf('postgresql.conf', "max_worker_processes = 5\n");
+$node->restart;
+write_gz("$dir/many/a.json.gz", lines(7, 2000));
+my @arns = map { import_table("Many$_", 'many/', 'GZIP') } 1 .. 6;
+is(join(',', map { wait_import($_) } @arns), join(',', ('COMPLETED') x 6), 'six imports with max_worker_processes = 5 all completed');
+is($node->safe_psql('postgres', q{SELECT count(*) FROM dynindex.jobs WHERE state <> 'done'}), '0', 'no job left behind');
+
+$node->stop;
+done_testing();
