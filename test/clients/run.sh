@@ -197,6 +197,15 @@ boto3_run() {
 if "$PY" -c 'import boto3' 2>/dev/null; then
     boto3_run "boto3 smoke test" boto3_smoke.py boto3 boto3.out
     boto3_run "boto3 PartiQL test" boto3_partiql.py boto3-partiql boto3_partiql.out
+    # ImportTable: a directory store with two gzip objects (needs dynindex.exchange_directory)
+    if [ "$(psql_q -c "SELECT to_regclass('dynindex.imports') IS NOT NULL AND current_setting('dynindex.exchange_directory', true) <> ''")" = t ]; then
+        psql_q -c "SELECT dynindex.set_object_store('client-imports', 'directory', directory => current_setting('dynindex.exchange_directory') || '/client-imports')" \
+            -c "SELECT dynindex.write_object('client-imports', 'data/1.json.gz', decode('$(printf '{"Item": {"pk": {"S": "a"}, "n": {"N": "1"}}}\n{"Item": {"pk": {"S": "b"}}}\n' | gzip -c | base64 -w0)', 'base64'))" \
+            -c "SELECT dynindex.write_object('client-imports', 'data/2.json.gz', decode('$(printf '{"Item": {"pk": {"S": "c"}}}\nnot json\n' | gzip -c | base64 -w0)', 'base64'))" >/dev/null \
+            && boto3_run "boto3 import test" boto3_import.py boto3-import boto3_import.out
+    else
+        log "boto3 import test: skipped (no dynindex.imports or no dynindex.exchange_directory)"; SKIP=$((SKIP + 1))
+    fi
     if [ -n "$AUTH_URL" ] && [ -n "$KEY_ID" ]; then
         boto3_run "boto3 smoke test (SigV4 gateway)" boto3_smoke.py boto3 boto3-sigv4.out \
             GATEWAY_URL="$AUTH_URL" GATEWAY_CLIENT_KEY_ID="$KEY_ID" GATEWAY_CLIENT_SECRET="$SECRET"

@@ -63,18 +63,20 @@ sub import_table
 
 is(import_table('FromS3', 'exports', 'AWSDynamoDB/0123-abc/data/', 'DYNAMODB_JSON', 'GZIP'),
 	"COMPLETED $total $total 0", 'the data files of an export import from S3 (7 objects, listed 3 per page)');
-ok((grep { /^GET \/exports\?list-type=2.*continuation-token/ } DynS3::requests($s3)), 'the listing was read over several pages');
+cmp_ok(scalar(grep { /^GET \/exports\/\?continuation-token=\S+&list-type=2&prefix=AWSDynamoDB%2F0123-abc%2Fdata%2F 0 ok$/ } DynS3::requests($s3)), '>=', 2,
+	'the listing was read over several pages');
 is($node->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName": "FromS3", "Key": {"pk": {"S": "u3007"}}}')}),
 	'{"Item": {"m": {"M": {"x": {"L": [{"BOOL": true}, {"NULL": true}]}}}, "n": {"N": "3007"}, "pk": {"S": "u3007"}, "tags": {"SS": ["a", "b3007"]}}}',
 	'an item reads back as it was written');
 is(import_table('IonS3', 'exports', 'ion/', 'ION', 'NONE'), 'COMPLETED 2 2 0', 'Ion text imports from S3');
-is(import_table('Refused', 'wrongsecret', 'AWSDynamoDB/', 'DYNAMODB_JSON', 'GZIP'),
-	'FAILED 0 0 0 S3AccessDenied Access Denied', 'a store that refuses the credentials fails the import');
+like(import_table('Refused', 'wrongsecret', 'AWSDynamoDB/', 'DYNAMODB_JSON', 'GZIP'),
+	qr/^FAILED 0 0 0 S3AccessDenied Access Denied/, 'a store that refuses the credentials fails the import');
 like($node->safe_psql('postgres', q{SELECT dynindex.api('ListTables', '{}')}), qr/^\{"TableNames": \["FromS3", "IonS3"\]\}$/,
 	'the failed import left no table');
 my $log = slurp_file($node->logfile);
 unlike($log, qr/\Q$SECRET\E/, 'the secret is in no log line');
-unlike($log, qr/u3007|b3007/, 'no item content in the log');
+# (the test's own statements are logged, with their literals: only the server's messages count)
+is(scalar(grep { /u3007|b3007/ && !/statement:/ } split /\n(?=\d{4}-)/, $log), 0, 'no item content in the server\'s messages');
 
 $node->stop;
 done_testing();
