@@ -14,12 +14,18 @@
 #      its version at T against a key with one version, and the restore of a table
 #      holding it against the same table without its history.
 # Usage: bench/pitr.sh [-h host] [-p port] [dbname]   (options common to psql and pgbench)
-# Environment: SECONDS_PER_RUN (default 5), ROUNDS (default 3), ITEMS, VERSIONS.
+# Environment: SECONDS_PER_RUN (default 5), ROUNDS (default 3), ITEMS, VERSIONS, PARTS (default
+#   "1 2 3"), COMMIT_MODES (synchronous_commit values for part 1, default "on off": durable
+#   commits are bound by the disk's flushes, "off" shows the CPU cost).  The VERSIONS writes of
+#   part 3 commit with synchronous_commit = off (they only make the history).
 set -euo pipefail
 T=${SECONDS_PER_RUN:-5}
 R=${ROUNDS:-3}
 N=${ITEMS:-1000000}
 V=${VERSIONS:-100000}
+PARTS=${PARTS:-1 2 3}
+MODES=${COMMIT_MODES:-on off}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 PSQL=(psql -X -q -At -v ON_ERROR_STOP=1 "$@")
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
@@ -44,11 +50,12 @@ load() {   # load <table> <first> <count>: items P<i % 1000>/S<i>, ~200 bytes, 2
 }
 ms() { "${PSQL[@]}" -c "\\timing on" -c "$1" | awk '/^Time:/ { print $2 }' | tail -1; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }'; }
-pgb() {   # pgb <script> <clients> -> tps
-	local f=$1 c=$2; shift 2; pgbench -n -T "$T" -c "$c" -j "$c" -f "$f" "$@" 2>/dev/null | awk '/^tps/ { print int($3); exit }'; }
+pgb() {   # pgb <script> <clients> [synchronous_commit] -> tps
+	local f=$1 c=$2 m=${3:-on}; shift 3; PGOPTIONS="-c synchronous_commit=$m" pgbench -n -T "$T" -c "$c" -j "$c" -f "$f" "$@" 2>/dev/null | awk '/^tps/ { print int($3); exit }'; }
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 
 # ---- 1. overwrites with and without PITR ----
+if part 1; then
 create BenchPitrOff off
 create BenchPitrOn on
 load BenchPitrOff 0 10000
@@ -70,18 +77,20 @@ SELECT dynindex.api('UpdateItem', jsonb_build_object('TableName', 'BenchPitr$t',
 SQL
 done
 declare -A sum
-for op in put upd; do for c in 1 8; do
-	sum[$op$c Off]=0; sum[$op$c On]=0
+for m in $MODES; do for op in put upd; do for c in 1 8; do
+	sum[$m$op$c Off]=0; sum[$m$op$c On]=0
 	for ((i = 1; i <= R; i++)); do
-		a=$(pgb "$DIR/${op}Off.sql" "$c" "$@"); b=$(pgb "$DIR/${op}On.sql" "$c" "$@")
-		echo "$op, $c client(s), round $i: PITR off $a tps, on $b tps" >&2
-		sum[$op$c Off]=$((${sum[$op$c Off]} + a)); sum[$op$c On]=$((${sum[$op$c On]} + b))
+		a=$(pgb "$DIR/${op}Off.sql" "$c" "$m" "$@"); b=$(pgb "$DIR/${op}On.sql" "$c" "$m" "$@")
+		echo "synchronous_commit=$m, $op, $c client(s), round $i: PITR off $a tps, on $b tps" >&2
+		sum[$m$op$c Off]=$((${sum[$m$op$c Off]} + a)); sum[$m$op$c On]=$((${sum[$m$op$c On]} + b))
 	done
-done; done
+done; done; done
 hist=$("${PSQL[@]}" -c "SELECT count(*) FROM dynindex_history.h$("${PSQL[@]}" -c "SELECT num FROM dynindex.tables WHERE table_name = 'BenchPitrOn'")")
 drop BenchPitrOff; drop BenchPitrOn
+fi
 
 # ---- 2. restore of ITEMS items to an hour ago vs a bulk INSERT ... SELECT ----
+if part 2; then
 create BenchPitrBig on
 t0=$(date +%s)
 load BenchPitrBig 0 "$N"
@@ -108,8 +117,10 @@ got=$("${PSQL[@]}" -c "SELECT count(*) FROM dynindex_data.t$("${PSQL[@]}" -c "SE
 changed=$("${PSQL[@]}" -c "SELECT count(*) FROM dynindex_data.t$("${PSQL[@]}" -c "SELECT num FROM dynindex.tables WHERE table_name = 'BenchPitrBigR'") WHERE item->'v'->>'N' <> '0'")
 "${PSQL[@]}" -c "DROP TABLE IF EXISTS bench_pitr_copy"
 drop BenchPitrBigR; drop BenchPitrBig
+fi
 
 # ---- 3. a key with VERSIONS versions ----
+if part 3; then
 create BenchPitrHot on
 create BenchPitrCold on
 load BenchPitrHot 0 1000
@@ -120,7 +131,7 @@ SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchPitrHot', '
   'pk', jsonb_build_object('S', 'P0'), 'sk', jsonb_build_object('S', 'S0'), 'v', jsonb_build_object('N', :r::text))));
 SQL
 t0=$(date +%s)
-pgbench -n -c 1 -t "$V" -f "$DIR/hot.sql" "$@" >/dev/null 2>&1
+PGOPTIONS="-c synchronous_commit=off" pgbench -n -c 1 -t "$V" -f "$DIR/hot.sql" "$@" >/dev/null 2>&1
 echo "$V versions of one key written in $(( $(date +%s) - t0 )) s" >&2
 hot=$("${PSQL[@]}" -c "SELECT num FROM dynindex.tables WHERE table_name = 'BenchPitrHot'")
 cold=$("${PSQL[@]}" -c "SELECT num FROM dynindex.tables WHERE table_name = 'BenchPitrCold'")
@@ -138,7 +149,7 @@ done
 declare -A probe restore
 probe[hot]=0; probe[cold]=0
 for ((i = 1; i <= R; i++)); do
-	a=$(pgb "$DIR/probehot.sql" 1 "$@"); b=$(pgb "$DIR/probecold.sql" 1 "$@")
+	a=$(pgb "$DIR/probehot.sql" 1 on "$@"); b=$(pgb "$DIR/probecold.sql" 1 on "$@")
 	echo "probe round $i: key with $hv versions $a/s, key with 1 version $b/s" >&2
 	probe[hot]=$((${probe[hot]} + a)); probe[cold]=$((${probe[cold]} + b))
 done
@@ -147,11 +158,14 @@ restore[cold]=$(ms "SELECT dynindex.restore_table_to_point_in_time('BenchPitrCol
 hot_item=$("${PSQL[@]}" -c "SELECT dynindex.api('GetItem', '{\"TableName\": \"BenchPitrHotR\", \"Key\": {\"pk\": {\"S\": \"P0\"}, \"sk\": {\"S\": \"S0\"}}}') -> 'Item' -> 'v' ->> 'N'")
 want=$("${PSQL[@]}" -c "SELECT item->'v'->>'N' FROM dynindex_history.h$hot WHERE pk = dynindex.encode_key('{\"S\": \"P0\"}') AND valid_to > '$mid' ORDER BY valid_to LIMIT 1")
 for t in BenchPitrHotR BenchPitrColdR BenchPitrHot BenchPitrCold; do drop $t; done
+fi
 
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-for op in put upd; do for c in 1 8; do
-	echo "$op $c client(s): PITR off $((${sum[$op$c Off]} / R)) tps, on $((${sum[$op$c On]} / R)) tps, on/off $(ratio "${sum[$op$c On]}" "${sum[$op$c Off]}")"
-done; done
+if part 1; then
+for m in $MODES; do for op in put upd; do for c in 1 8; do
+	echo "synchronous_commit=$m $op $c client(s): PITR off $((${sum[$m$op$c Off]} / R)) tps, on $((${sum[$m$op$c On]} / R)) tps, on/off $(ratio "${sum[$m$op$c On]}" "${sum[$m$op$c Off]}")"
+done; done; done
 echo "history rows written by those runs: $hist"
-echo "restore of $N items to an hour ago ($rows history rows, $changed items changed since): ${rest[*]} ms; bulk INSERT ... SELECT of the same rows: ${base[*]} ms; restore speed / insert speed $(ratio "${base[-1]}" "${rest[-1]}") (restored $got items)"
-echo "key with $hv versions: probe $((${probe[hot]} / R))/s vs key with 1 version $((${probe[cold]} / R))/s (ratio $(ratio "${probe[hot]}" "${probe[cold]}")); restore of 1,001 keys to the middle of its history ${restore[hot]} ms vs without the history ${restore[cold]} ms; restored version correct: $([ "$hot_item" = "$want" ] && echo yes || echo "NO ($hot_item vs $want)")"
+fi
+if part 2; then echo "restore of $N items to an hour ago ($rows history rows, $changed items changed since): ${rest[*]} ms; bulk INSERT ... SELECT of the same rows: ${base[*]} ms; restore speed / insert speed $(ratio "${base[-1]}" "${rest[-1]}") (restored $got items)"; fi
+if part 3; then echo "key with $hv versions: probe $((${probe[hot]} / R))/s vs key with 1 version $((${probe[cold]} / R))/s (ratio $(ratio "${probe[hot]}" "${probe[cold]}")); restore of 1,001 keys to the middle of its history ${restore[hot]} ms vs without the history ${restore[cold]} ms; restored version correct: $([ "$hot_item" = "$want" ] && echo yes || echo "NO ($hot_item vs $want)")"; fi

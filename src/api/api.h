@@ -67,6 +67,8 @@ extern Jsonb *DynDescribeBackup(Jsonb *req);
 extern Jsonb *DynListBackups(Jsonb *req);
 extern Jsonb *DynDeleteBackup(Jsonb *req);
 extern Jsonb *DynRestoreTableFromBackup(Jsonb *req);
+/* A restore's request schema: its override structs get CreateTable's members. */
+extern const struct RqField *DynBackupsRestoreSchema(struct RqField *fields);
 /* A table's full definition as CreateBackup records it (catalog row locked FOR SHARE); NULL if missing. */
 extern Jsonb *DynBackupsTableDefinition(const char *name);
 /* The CreateTable request restoring a definition as target, with a restore request's overrides. */

@@ -61,7 +61,7 @@ static const RqField list_backups_fields[] = {
 	{0}
 };
 
-/* the three structs' members are CreateTable's, filled in by restore_schema() */
+/* the three structs' members are CreateTable's, filled in by DynBackupsRestoreSchema() */
 static RqField restore_fields[] = {
 	{.name = "TargetTableName",.type = RQ_STRING,.notnull = true,.namepattern = true,.minlen = 3,.maxlen = 255},
 	{.name = "BackupArn",.type = RQ_STRING,.notnull = true,.minlen = 37,.maxlen = 1024},
@@ -75,13 +75,16 @@ static RqField restore_fields[] = {
 	{0}
 };
 
-/* RestoreTableFromBackup's schema (its override structs share CreateTable's members). */
-static const RqField *
-restore_schema(void)
+/*
+ * A restore's schema (RestoreTableFromBackup's, RestoreTableToPointInTime's):
+ * its override structs get CreateTable's members.
+ */
+const RqField *
+DynBackupsRestoreSchema(RqField *fields)
 {
 	RqField    *f;
 
-	for (f = restore_fields; f->type != RQ_END; f++)
+	for (f = fields; f->type != RQ_END; f++)
 	{
 		if (strcmp(f->name, "ProvisionedThroughputOverride") == 0)
 			f->fields = DynThroughputField.fields;
@@ -90,7 +93,7 @@ restore_schema(void)
 		else if (strcmp(f->name, "SSESpecificationOverride") == 0)
 			f->fields = DynSseSpecificationField.fields;
 	}
-	return restore_fields;
+	return fields;
 }
 
 /* ---------------------------------------------------------------- SQL */
@@ -591,7 +594,7 @@ DynRestoreTableFromBackup(Jsonb *req)
 	Jsonb	   *summary;
 	DynTable   *t;
 
-	RqValidate(req, restore_schema());
+	RqValidate(req, DynBackupsRestoreSchema(restore_fields));
 	arn = RqGetString(r, "BackupArn");
 	DynCatalogCheckBackup(arn);	/* and CreateTable's right (dynindex.api checked it) */
 	target = RqGetString(r, "TargetTableName");

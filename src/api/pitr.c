@@ -52,7 +52,7 @@ static const RqField update_continuous_fields[] = {
 	{0}
 };
 
-/* the override structs' members are CreateTable's, filled in by restore_schema() */
+/* the override structs' members are CreateTable's, filled in by DynBackupsRestoreSchema() */
 static RqField restore_fields[] = {
 	{.name = "SourceTableArn",.type = RQ_STRING,.minlen = 1,.maxlen = 1024},
 	{.name = "SourceTableName",.type = RQ_STRING,.namepattern = true,.minlen = 3,.maxlen = 255},
@@ -68,24 +68,6 @@ static RqField restore_fields[] = {
 	{.name = "SSESpecificationOverride",.type = RQ_STRUCT,.structname = "SSESpecification",.fields = NULL},
 	{0}
 };
-
-/* RestoreTableToPointInTime's schema (its override structs share CreateTable's members). */
-static const RqField *
-restore_schema(void)
-{
-	RqField    *f;
-
-	for (f = restore_fields; f->type != RQ_END; f++)
-	{
-		if (strcmp(f->name, "ProvisionedThroughputOverride") == 0)
-			f->fields = DynThroughputField.fields;
-		else if (strcmp(f->name, "OnDemandThroughputOverride") == 0)
-			f->fields = DynOnDemandThroughputField.fields;
-		else if (strcmp(f->name, "SSESpecificationOverride") == 0)
-			f->fields = DynSseSpecificationField.fields;
-	}
-	return restore_fields;
-}
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -264,7 +246,7 @@ DynRestoreTableToPointInTime(Jsonb *req)
 	Jsonb	   *create;
 	Jsonb	   *summary;
 
-	RqValidate(req, restore_schema());
+	RqValidate(req, DynBackupsRestoreSchema(restore_fields));
 	source_name = RqGetString(r, "SourceTableName");
 	source_arn = RqGetString(r, "SourceTableArn");
 	target = RqGetString(r, "TargetTableName");

@@ -241,7 +241,7 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
  * fails when a concurrent writer got there first, and the put starts over.
  */
 static void
-put_with_history(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
+put_with_history(DynTable *t, const DynKey *key, DynValue *item, DynWriteResult *res)
 {
 	Jsonb	   *json = DynItemToJsonb(item);
 
@@ -289,7 +289,7 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 	}
 	if (wc.history)
 	{
-		put_with_history(t, key, item, flags, res);
+		put_with_history(t, key, item, res);
 		return;
 	}
 
