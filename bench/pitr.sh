@@ -141,9 +141,11 @@ hv=$("${PSQL[@]}" -c "SELECT count(*) FROM dynindex_history.h$hot WHERE pk = dyn
 mid=$("${PSQL[@]}" -c "SELECT valid_to FROM dynindex_history.h$hot WHERE pk = dynindex.encode_key('{\"S\": \"P0\"}') ORDER BY valid_to OFFSET $V / 2 LIMIT 1")
 for k in hot cold; do
 	n=${!k}
+	# a time up to a second before the middle (a constant to the planner: pgbench substitutes :us)
 	cat > "$DIR/probe$k.sql" <<SQL
+\\set us random(0, 1000000)
 SELECT item FROM dynindex_history.h$n WHERE pk = dynindex.encode_key('{"S": "P0"}') AND sk = dynindex.encode_key('{"S": "S0"}')
-  AND valid_to > '$mid'::timestamptz - random() * interval '1 second' ORDER BY valid_to LIMIT 1;
+  AND valid_to > '$mid'::timestamptz - interval '1 microsecond' * :us ORDER BY valid_to LIMIT 1;
 SQL
 done
 declare -A probe restore
