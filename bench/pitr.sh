@@ -11,8 +11,9 @@
 #      history and the window are moved two hours back (superuser), then 1% of the
 #      items are updated;
 #   3. a key with VERSIONS versions (default 100,000, real writes): the probe for
-#      its version at T against a key with one version, and the restore of a table
-#      holding it against the same table without its history.
+#      its version at T against the probe of a key with one version in the same
+#      history, and the restore of a table holding it against the same table without
+#      its history.
 # Usage: bench/pitr.sh [-h host] [-p port] [dbname]   (options common to psql and pgbench)
 # Environment: SECONDS_PER_RUN (default 5), ROUNDS (default 3), ITEMS, VERSIONS, PARTS (default
 #   "1 2 3"), COMMIT_MODES (synchronous_commit values for part 1, default "on off": durable
@@ -139,13 +140,16 @@ cold=$("${PSQL[@]}" -c "SELECT num FROM dynindex.tables WHERE table_name = 'Benc
 hv=$("${PSQL[@]}" -c "SELECT count(*) FROM dynindex_history.h$hot WHERE pk = dynindex.encode_key('{\"S\": \"P0\"}')")
 # the middle of the hot key's history
 mid=$("${PSQL[@]}" -c "SELECT valid_to FROM dynindex_history.h$hot WHERE pk = dynindex.encode_key('{\"S\": \"P0\"}') ORDER BY valid_to OFFSET $V / 2 LIMIT 1")
+# the probe of the hot key (P0/S0) and of a key with one version (P1/S1) in the same history
+# relation (so that both descend the same btree), at a time up to a second before the middle
+# (a constant to the planner: pgbench substitutes :us)
 for k in hot cold; do
-	n=${!k}
-	# a time up to a second before the middle (a constant to the planner: pgbench substitutes :us)
+	if [ $k = hot ]; then p=P0; s=S0; else p=P1; s=S1; fi
 	cat > "$DIR/probe$k.sql" <<SQL
 \\set us random(0, 1000000)
-SELECT item FROM dynindex_history.h$n WHERE pk = dynindex.encode_key('{"S": "P0"}') AND sk = dynindex.encode_key('{"S": "S0"}')
-  AND valid_to > '$mid'::timestamptz - interval '1 microsecond' * :us ORDER BY valid_to LIMIT 1;
+SELECT count(*) FROM (SELECT 1 FROM dynindex_history.h$hot WHERE pk = dynindex.encode_key('{"S": "$p"}')
+  AND sk = dynindex.encode_key('{"S": "$s"}') AND valid_to > '$mid'::timestamptz - interval '1 microsecond' * :us
+  ORDER BY valid_to LIMIT 1) x;
 SQL
 done
 declare -A probe restore
