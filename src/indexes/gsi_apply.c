@@ -260,6 +260,7 @@ static SPIPlanPtr table_plan = NULL;
 static SPIPlanPtr count_plan = NULL;
 static SPIPlanPtr claim_plan = NULL;
 static SPIPlanPtr claim_plan_v01 = NULL;
+static SPIPlanPtr backfill_plan = NULL;
 
 /*
  * Does dynindex.gsi_changes have the column (writer, first_id: added by the
@@ -516,9 +517,12 @@ DynGsiBackfillStep(void)
 	DynCatalogRevalidate();
 	DynStorageWritesBegin();	/* the worker exits on ERROR: no need to unwind */
 
-	if (SPI_execute("SELECT table_name, index_name, backfill_pk, backfill_sk FROM dynindex.indexes "
-					"WHERE is_global AND status = 'CREATING' ORDER BY created_at LIMIT 1 FOR UPDATE",
-					false, 0) != SPI_OK_SELECT)
+	/* run after every round of batches: kept, not parsed and planned each time */
+	if (SPI_execute_plan(DynGsiKeptPlan(&backfill_plan,
+										"SELECT table_name, index_name, backfill_pk, backfill_sk FROM dynindex.indexes "
+										"WHERE is_global AND status = 'CREATING' ORDER BY created_at LIMIT 1 FOR UPDATE",
+										0, NULL),
+						 NULL, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not look for backfills");
 	if (SPI_processed == 0)
 		goto done;

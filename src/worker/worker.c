@@ -439,13 +439,22 @@ dynindex_worker_main(Datum arg)
 		PG_TRY();
 		{
 			int			n;
+			int			limit;
 
-			while ((n = DynGsiApplyBatch(isolate > 0 ? 1 : dynindex_gsi_batch_size)) > 0)
+			/*
+			 * Batches until one is not full: the queue was empty then, and a
+			 * change committed after its claim set the latch (reset before
+			 * the batches), so the wait below returns at once (an empty claim
+			 * after each batch cost a transaction per write).
+			 */
+			while ((n = DynGsiApplyBatch(limit = (isolate > 0 ? 1 : dynindex_gsi_batch_size))) > 0)
 			{
 				applied = true;
 				isolate = Max(0, isolate - n);
 				CHECK_FOR_INTERRUPTS();
 				DynWorkerExitIfOrphaned();
+				if (n < limit)
+					break;
 			}
 			in_batch = false;
 			more = DynGsiBackfillStep();
