@@ -9,7 +9,7 @@ DOCS        =
 SRCS        = $(sort $(wildcard src/*.c src/common/*.c src/types/*.c src/expr/*.c \
                 src/catalog/*.c src/storage/*.c src/indexes/*.c src/worker/*.c src/api/*.c \
                 src/write/*.c src/streams/*.c src/partiql/*.c src/backup/*.c src/security/*.c \
-                src/metrics/*.c src/history/*.c src/exchange/*.c))
+                src/metrics/*.c src/throttle/*.c src/history/*.c src/exchange/*.c))
 OBJS        = $(SRCS:.c=.o)
 # every object depends on every header (PGXS tracks no header dependencies)
 DYN_HEADER_FILES = $(wildcard src/*.h src/*/*.h)

@@ -16,6 +16,7 @@
 #include "worker/worker.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"
+#include "throttle/throttle.h"
 #include "streams/streams.h"
 
 PG_MODULE_MAGIC;
@@ -52,6 +53,7 @@ _PG_init(void)
 	DynStreamsMaintainInit();
 	DynMetricsInit();
 	DynObjStoreDefineSettings();
+	DynThrottleInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

@@ -32,6 +32,7 @@
 #include "api/request.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"
+#include "throttle/throttle.h"
 
 /* ---------------------------------------------------------------- arithmetic */
 
@@ -50,7 +51,7 @@ DynCapacityModeOf(JsonbContainer *req)
 bool
 DynCapacityWanted(DynCapacityMode mode)
 {
-	return mode != DYN_CAP_NONE || dynindex_metrics_enabled;
+	return mode != DYN_CAP_NONE || dynindex_metrics_enabled || dynindex_enforce_throughput;
 }
 
 /* Read units for size bytes: per 4 KB, at least one, halved when eventually consistent. */
@@ -262,13 +263,17 @@ half_units(double units)
 	return units > 0 ? (uint64) (units * 2 + 0.5) : 0;
 }
 
-/* Add the units of c to the table's and its indexes' metrics (ConsumedRead/WriteCapacityUnits). */
+/*
+ * Add the units of c to the table's and its indexes' metrics
+ * (ConsumedRead/WriteCapacityUnits) and take them from their token buckets.
+ */
 static void
 count_metrics(const DynCapacity *c)
 {
 	DynMetric	m = c->is_read ? DYN_M_READ_UNITS : DYN_M_WRITE_UNITS;
 	int			i;
 
+	DynThroughputCharge(c);
 	DynMetricsAdd(c->t->name, NULL, m, half_units(c->table_units));
 	for (i = 0; i < c->t->nindexes; i++)
 		DynMetricsAdd(c->t->name, c->t->indexes[i].name, m, half_units(c->index_units[i]));
@@ -315,6 +320,10 @@ static struct
 	bool		metrics_armed;	/* count the failed write's units in the metrics */
 	DynCapacityMode mode;
 	char		table[256];
+	bool		bucket;			/* charge the table's write bucket too */
+	uint64		tag;
+	double		rate;
+	double		burst;
 } failure;
 
 /* Arm the charge of a failed conditional write on table t. */
@@ -325,6 +334,7 @@ DynCapacityArmFailure(DynTable *t, DynCapacityMode mode)
 	failure.metrics_armed = true;
 	failure.mode = mode;
 	strlcpy(failure.table, t->name, sizeof(failure.table));
+	failure.bucket = DynThroughputWriteBucket(t, &failure.tag, &failure.rate, &failure.burst);
 }
 
 /* Disarm it (the write is past its condition). */
@@ -333,6 +343,7 @@ DynCapacityDisarmFailure(void)
 {
 	failure.armed = false;
 	failure.metrics_armed = false;
+	failure.bucket = false;
 }
 
 /* Is a failure charge armed with capacity asked for? */
@@ -347,8 +358,13 @@ void
 DynCapacityCountFailure(const DynValue *old)
 {
 	if (failure.metrics_armed)
-		DynMetricsAdd(failure.table, NULL, DYN_M_WRITE_UNITS,
-					  half_units(DynWriteUnits(old ? DynItemSize(old) : 0)));
+	{
+		double		units = DynWriteUnits(old ? DynItemSize(old) : 0);
+
+		DynMetricsAdd(failure.table, NULL, DYN_M_WRITE_UNITS, half_units(units));
+		if (failure.bucket)
+			DynThroughputChargeWrite(failure.tag, failure.rate, failure.burst, units);
+	}
 	failure.metrics_armed = false;
 }
 

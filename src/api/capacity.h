@@ -104,4 +104,43 @@ extern void DynPushConsumedCapacity(JsonbParseState **st, DynCapacityMode mode,
 extern void DynPushCapacityObject(JsonbParseState **st, JsonbIteratorToken tok, DynCapacityMode mode,
 								  const char *table, double units, bool is_read);
 
+/* ---- throughput enforcement (throughput.c; docs/capacity.md) ---- */
+
+struct DynKey;
+
+/* Why a request was throttled: which bucket of which resource was empty. */
+typedef struct DynThrottleReason
+{
+	bool		throttled;
+	bool		provisioned;	/* ProvisionedThroughputExceededException; else ThrottlingException */
+	bool		is_read;
+	int			index;			/* the GSI whose bucket was empty; -1: the table */
+	bool		max_set;		/* on-demand: OnDemandThroughput's maximum (else the table quota) */
+} DynThrottleReason;
+
+/*
+ * May a request read (write) table t now?  index: the GSI a Query or Scan
+ * reads (-1: the table or an LSI).  A write must pass the table's write
+ * bucket and every GSI's.  key (may be NULL) is the item's, counted by
+ * Contributor Insights when it is on.  Counts the throttle events; returns
+ * the reason when throttled.
+ */
+extern DynThrottleReason DynThroughputCheck(DynTable *t, bool is_read, int index, const struct DynKey *key);
+/* The same, raising the throttling error (and counting ThrottledRequests). */
+extern void DynThroughputAdmit(DynTable *t, bool is_read, int index, const struct DynKey *key);
+/* Raise the error of a reason (counting ThrottledRequests). */
+pg_noreturn extern void DynThroughputRaise(DynTable *t, const DynThrottleReason *why);
+/* The exception's message of a reason (also a transaction's cancellation reason message). */
+extern const char *DynThroughputMessage(const DynThrottleReason *why);
+/* Count one ThrottledRequests of table t (batches with unprocessed items). */
+extern void DynThroughputCountRequest(DynTable *t);
+/* Take the units of c from the table's and its indexes' buckets (DynCapacityPush does). */
+extern void DynThroughputCharge(const DynCapacity *c);
+/* The table's write bucket: its tag, rate and burst (false: not enforced). */
+extern bool DynThroughputWriteBucket(DynTable *t, uint64 *tag, double *rate, double *burst);
+/* Take a failed conditional write's units from a bucket DynThroughputWriteBucket gave. */
+extern void DynThroughputChargeWrite(uint64 tag, double rate, double burst, double units);
+/* Count the key of a Query (its partition key) in the table's or index's Contributor Insights. */
+extern void DynThroughputCountQueryKey(DynTable *t, int index, const DynValue *pk, bool throttled);
+
 #endif

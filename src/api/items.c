@@ -269,6 +269,7 @@ DynPutItem(Jsonb *req)
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynWriteKeyFromItem(t, pa.item, &key);
 	DynItemsCheckKeyPaths(t, pa.wc.cond);
+	DynThroughputAdmit(t, false, -1, &key);
 
 	if (!all_old && pa.wc.cond == NULL && !DynTableHasLsi(t) && !DynCapacityWanted(DynCapacityModeOf(r)))
 	{
@@ -321,6 +322,7 @@ DynDeleteItem(Jsonb *req)
 	t = DynItemsGetTable(RqGetString(r, "TableName"));
 	DynItemsParseKey(t, RqGet(r, "Key"), &key);
 	DynItemsCheckKeyPaths(t, wc.cond);
+	DynThroughputAdmit(t, false, -1, &key);
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 
 	if (wc.cond == NULL && !DynTableHasLsi(t) && (t->nindexes == 0 || !DynCapacityWanted(cap.mode)))
@@ -440,6 +442,7 @@ get_item(DynTable *t, JsonbValue *keyjv, DynExpr *proj, bool consistent, JsonbCo
 
 	DynItemsParseKey(t, keyjv, &key);
 	DynItemsCheckKeyPaths(t, proj);
+	DynThroughputAdmit(t, true, -1, &key);
 	found = DynStorageGet(t, &key, false, &stored);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	if (get_as_items)

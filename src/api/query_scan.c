@@ -1087,6 +1087,24 @@ read_page_after_writes(ReadSpec *rs)
 	return res;
 }
 
+/*
+ * Throughput (api/throughput.c): a Query or Scan is admitted while the read
+ * bucket of what it reads (the table, or its GSI) is not empty, and charged
+ * when done (push_capacity).  Contributor Insights counts a Query's
+ * partition key on the table, or on the GSI it reads.
+ */
+static void
+admit_read(ReadSpec *rs, const DynValue *pk)
+{
+	int			index = rs->idx ? (int) (rs->idx - rs->t->indexes) : -1;
+	DynThrottleReason why = DynThroughputCheck(rs->t, true, index, NULL);
+
+	if (pk)
+		DynThroughputCountQueryKey(rs->t, rs->idx && rs->idx->is_global ? index : -1, pk, why.throttled);
+	if (why.throttled)
+		DynThroughputRaise(rs->t, &why);
+}
+
 /* Query */
 Jsonb *
 DynQuery(Jsonb *req)
@@ -1139,6 +1157,7 @@ DynQuery(Jsonb *req)
 	DynItemsCheckKeyPaths(rs.t, rs.filter);
 	check_gsi_select(&rs, r);
 	rs.fetch_base = needs_base_items(&rs);
+	admit_read(&rs, kc.hash[0]);
 	return read_page_after_writes(&rs);
 }
 
@@ -1193,6 +1212,7 @@ DynScan(Jsonb *req)
 		resume_from(&rs, tuple);
 	}
 	rs.fetch_base = needs_base_items(&rs);
+	admit_read(&rs, NULL);
 	return read_page_after_writes(&rs);
 }
 

@@ -234,6 +234,7 @@ DynUpdateItem(Jsonb *req)
 	DynItemsCheckUpdateKeys(t, ua.update);
 	DynItemsCheckKeyPaths(t, ua.update);
 	ua.key = &key;
+	DynThroughputAdmit(t, false, -1, &key);
 
 	DynCapacityInit(&cap, t, DynCapacityModeOf(r), false);
 	DynCapacityArmFailure(t, cap.mode);

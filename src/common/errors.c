@@ -47,6 +47,7 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_SERVICE_UNAVAILABLE] = {"ServiceUnavailable", "YD503"},
 	[DYN_ERR_IMPORT_NOT_FOUND] = {"ImportNotFoundException", "YD050"},
 	[DYN_ERR_IMPORT_CONFLICT] = {"ImportConflictException", "YD051"},
+	[DYN_ERR_THROTTLING] = {"ThrottlingException", "YD016"},
 };
 
 /* DynamoDB's name of an error type. */

@@ -45,6 +45,7 @@ typedef enum DynErrorCode
 	DYN_ERR_SERVICE_UNAVAILABLE,	/* a write sent to a hot standby (src/api/api.c), a GSI not caught up (indexes/gsi_wait.c) */
 	DYN_ERR_IMPORT_NOT_FOUND,	/* DescribeImport (src/api/imports.c) */
 	DYN_ERR_IMPORT_CONFLICT,	/* ImportTable: a ClientToken reused with other parameters */
+	DYN_ERR_THROTTLING,			/* on-demand throughput exceeded (src/api/throughput.c) */
 	DYN_ERR__COUNT
 } DynErrorCode;
 

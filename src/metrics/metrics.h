@@ -29,6 +29,9 @@ typedef enum DynMetric
 	DYN_M_GSI_REPLICATED,		/* GSI: changes applied by the worker */
 	DYN_M_GSI_LATENCY_US,		/* GSI: sum of enqueue-to-apply latencies, microseconds */
 	DYN_M_GSI_LATENCY_LAST_US,	/* GSI: latency of the oldest change of the last applied batch */
+	DYN_M_READ_THROTTLE_EVENTS,	/* ReadThrottleEvents */
+	DYN_M_WRITE_THROTTLE_EVENTS,	/* WriteThrottleEvents */
+	DYN_M_THROTTLED_REQUESTS,	/* ThrottledRequests */
 	DYN_M__COUNT
 } DynMetric;
 

@@ -1,0 +1,369 @@
+/*
+ * throughput.c — throughput enforcement, DynamoDB's way (docs/capacity.md,
+ * "Throughput enforcement"): which buckets a request must pass, at which
+ * rate they refill, what DynamoDB answers when one is empty, and what
+ * Contributor Insights counts.  The buckets themselves are src/throttle/.
+ *
+ * - Provisioned tables and GSIs: a read and a write bucket each, refilled at
+ *   the provisioned ReadCapacityUnits / WriteCapacityUnits, holding up to 300
+ *   seconds of unused capacity (DynamoDB's burst capacity).  LSIs consume the
+ *   table's capacity.
+ * - On-demand tables and GSIs: OnDemandThroughput's MaxReadRequestUnits /
+ *   MaxWriteRequestUnits when set, else the table quota DescribeLimits
+ *   reports (40,000 per second), with one second of burst.
+ * - A request is admitted while its bucket is not empty and charged what it
+ *   consumed once done (reads are known only after the read), which may drive
+ *   the bucket below zero; later requests wait for the refill.  A write must
+ *   pass its table's write bucket and every GSI's: a GSI without write
+ *   capacity throttles writes to its base table, as DynamoDB does.
+ * - Messages (docs/errors.md): ProvisionedThroughputExceededException for
+ *   provisioned resources, ThrottlingException for on-demand ones, both with
+ *   ThrottlingReasons [{reason, resource}].
+ */
+#include "postgres.h"
+
+#include "common/base64.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+
+#include "api/capacity.h"
+#include "api/request.h"
+#include "common/arn.h"
+#include "common/errors.h"
+#include "metrics/metrics.h"
+#include "storage/storage.h"
+#include "throttle/throttle.h"
+
+#define BURST_SECONDS 300.0		/* DynamoDB retains up to 5 minutes of unused capacity */
+#define ON_DEMAND_BURST 1.0
+#define TABLE_MAX_UNITS 40000.0	/* DescribeLimits: TableMaxRead/WriteCapacityUnits */
+
+#define MSG_TABLE "The level of configured provisioned throughput for the table was exceeded. Consider increasing your provisioning level with the UpdateTable API."
+#define MSG_GSI "The level of configured provisioned throughput for one or more global secondary indexes of the table was exceeded. Consider increasing your provisioning level for the under-provisioned global secondary indexes with the UpdateTable API"
+#define MSG_ON_DEMAND "Throughput exceeds the current capacity of your table or index. DynamoDB is automatically scaling your table or index so please try again shortly. If exceptions persist, check if you have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html"
+
+/* Is the table provisioned? */
+static bool
+provisioned(DynTable *t)
+{
+	return strcmp(t->billing_mode, "PROVISIONED") == 0;
+}
+
+/* An integer member of a JSON object, or dflt. */
+static int64
+json_int(Jsonb *obj, const char *member, int64 dflt)
+{
+	if (obj == NULL || !JB_ROOT_IS_OBJECT(obj))
+		return dflt;
+	return RqGetInt(&obj->root, member, dflt);
+}
+
+/* The on-demand maximum of the table (MaxRead/WriteRequestUnits), or 0 when none is set. */
+static double
+on_demand_max(DynTable *t, bool is_read)
+{
+	JsonbValue *od;
+	int64		v;
+
+	if (t->options == NULL || !JB_ROOT_IS_OBJECT(t->options) ||
+		(od = RqGet(&t->options->root, "OnDemandThroughput")) == NULL || od->type != jbvBinary)
+		return 0;
+	v = RqGetInt(od->val.binary.data, is_read ? "MaxReadRequestUnits" : "MaxWriteRequestUnits", 0);
+	return v > 0 ? (double) v : 0;
+}
+
+/*
+ * Rate (units per second) and burst (seconds) of a bucket of the table
+ * (index -1) or of its GSI index; *max_set: an on-demand maximum applies.
+ */
+static void
+rate_of(DynTable *t, int index, bool is_read, double *rate, double *burst, bool *max_set)
+{
+	*max_set = false;
+	if (provisioned(t))
+	{
+		*burst = BURST_SECONDS;
+		if (index < 0)
+			*rate = (double) (is_read ? t->read_capacity : t->write_capacity);
+		else
+			*rate = (double) json_int(t->indexes[index].throughput,
+									  is_read ? "ReadCapacityUnits" : "WriteCapacityUnits",
+									  is_read ? t->read_capacity : t->write_capacity);
+		return;
+	}
+	*burst = ON_DEMAND_BURST;
+	*rate = index < 0 ? on_demand_max(t, is_read) : 0;
+	*max_set = *rate > 0;
+	if (*rate <= 0)
+		*rate = TABLE_MAX_UNITS;
+}
+
+/* The bucket tag of the table (index -1) or of one of its indexes. */
+static uint64
+tag_of(DynTable *t, int index)
+{
+	return DynThrottleTag(MyDatabaseId, t->num, index < 0 ? NULL : t->indexes[index].name);
+}
+
+/* The ARN of the table or of its index. */
+static char *
+resource_arn(DynTable *t, int index)
+{
+	char	   *arn = DynTableArn(t->name);
+
+	return index < 0 ? arn : psprintf("%s/index/%s", arn, t->indexes[index].name);
+}
+
+/* ---------------------------------------------------------------- Contributor Insights */
+
+/*
+ * Is Contributor Insights on for the table (index -1) or its index, and
+ * does it count accessed keys too (mode ACCESSED_AND_THROTTLED_KEYS)?  The
+ * state is in the table's options (api/insights.c writes it); after a
+ * restart the first request gives the resource its sketches again.
+ */
+static bool
+insights_on(DynTable *t, int index, bool *accessed)
+{
+	JsonbValue *ci;
+	JsonbValue *r;
+	const char *name = index < 0 ? "" : t->indexes[index].name;
+	char	   *status;
+
+	if (t->options == NULL || !JB_ROOT_IS_OBJECT(t->options) ||
+		(ci = RqGet(&t->options->root, "ContributorInsights")) == NULL || ci->type != jbvBinary ||
+		(r = RqGet(ci->val.binary.data, name)) == NULL || r->type != jbvBinary)
+		return false;
+	status = RqGetString(r->val.binary.data, "Status");
+	if (status == NULL || strcmp(status, "ENABLED") != 0)
+		return false;
+	*accessed = !RqStringIs(r->val.binary.data, "Mode", "THROTTLED_KEYS");
+	return true;
+}
+
+/* Append a key attribute's value as text: S as is, N canonical, B in base64. */
+static void
+append_key_value(StringInfo s, const DynValue *v)
+{
+	if (v->type == DYN_B)
+	{
+		int			len = pg_b64_enc_len(v->u.str.len);
+		char	   *buf = palloc(len + 1);
+		int			n = pg_b64_encode((const uint8 *) v->u.str.data, v->u.str.len, buf, len);
+
+		appendBinaryStringInfo(s, buf, Max(n, 0));
+	}
+	else
+		appendBinaryStringInfo(s, v->u.str.data, v->u.str.len);
+}
+
+/* Count a key in the resource's sketches: accessed (when counted) and, if throttled, throttled. */
+static void
+insights_count(DynTable *t, int index, const DynValue *hash, const DynValue *range, bool throttled)
+{
+	bool		accessed;
+	uint64		tag;
+	StringInfoData s;
+	int			pklen;
+	DynInsightsRule first;
+	DynInsightsRule r;
+
+	if (hash == NULL || !insights_on(t, index, &accessed))
+		return;
+	tag = tag_of(t, index);
+	first = accessed ? DYN_CI_PKC : DYN_CI_PKT;
+	for (r = first; r < DYN_CI__COUNT; r++)
+		if ((r == DYN_CI_PKC || r == DYN_CI_PKT || range) && !DynInsightsActive(tag, r))
+			(void) DynInsightsStart(tag, r);
+	initStringInfo(&s);
+	append_key_value(&s, hash);
+	pklen = s.len;
+	if (accessed)
+		DynInsightsCount(tag, DYN_CI_PKC, s.data, pklen);
+	if (throttled)
+		DynInsightsCount(tag, DYN_CI_PKT, s.data, pklen);
+	if (range)
+	{
+		appendStringInfoString(&s, " | ");
+		append_key_value(&s, range);
+		if (accessed)
+			DynInsightsCount(tag, DYN_CI_SKC, s.data, s.len);
+		if (throttled)
+			DynInsightsCount(tag, DYN_CI_SKT, s.data, s.len);
+	}
+}
+
+/* Count the partition key of a Query in the table's or index's Contributor Insights. */
+void
+DynThroughputCountQueryKey(DynTable *t, int index, const DynValue *pk, bool throttled)
+{
+	insights_count(t, index, pk, NULL, throttled);
+}
+
+/* ---------------------------------------------------------------- admission */
+
+/* Count a throttle event of the table (index -1) or index. */
+static void
+count_event(DynTable *t, int index, bool is_read)
+{
+	DynMetricsAdd(t->name, index < 0 ? NULL : t->indexes[index].name,
+				  is_read ? DYN_M_READ_THROTTLE_EVENTS : DYN_M_WRITE_THROTTLE_EVENTS, 1);
+}
+
+/* Is the bucket of the table (index -1) or index empty?  Fills why. */
+static bool
+bucket_empty(DynTable *t, int index, bool is_read, int64 now, DynThrottleReason *why)
+{
+	double		rate;
+	double		burst;
+	bool		max_set;
+
+	if (!DynThrottleEmpty(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE, now))
+		return false;
+	rate_of(t, index, is_read, &rate, &burst, &max_set);
+	why->throttled = true;
+	why->provisioned = provisioned(t);
+	why->is_read = is_read;
+	why->index = index;
+	why->max_set = max_set;
+	count_event(t, index, is_read);
+	return true;
+}
+
+/* May the request read (write) t now?  Counts events and Contributor Insights. */
+DynThrottleReason
+DynThroughputCheck(DynTable *t, bool is_read, int index, const struct DynKey *key)
+{
+	DynThrottleReason why = {0};
+	int64		now;
+	int			i;
+
+	why.index = -1;
+	if (dynindex_enforce_throughput)
+	{
+		now = DynThrottleNow();
+		if (is_read)
+			(void) bucket_empty(t, index >= 0 && t->indexes[index].is_global ? index : -1, true, now, &why);
+		else if (!bucket_empty(t, -1, false, now, &why))
+		{
+			for (i = 0; i < t->nindexes; i++)
+				if (t->indexes[i].is_global && bucket_empty(t, i, false, now, &why))
+					break;
+		}
+	}
+	if (key)
+		insights_count(t, -1, key->hash, key->range, why.throttled);
+	return why;
+}
+
+/* The exception's message of a reason. */
+const char *
+DynThroughputMessage(const DynThrottleReason *why)
+{
+	if (!why->provisioned)
+		return MSG_ON_DEMAND;
+	return why->index < 0 ? MSG_TABLE : MSG_GSI;
+}
+
+/* Count one ThrottledRequests of table t. */
+void
+DynThroughputCountRequest(DynTable *t)
+{
+	DynMetricsAdd(t->name, NULL, DYN_M_THROTTLED_REQUESTS, 1);
+}
+
+/* Raise the throttling error of a reason. */
+void
+DynThroughputRaise(DynTable *t, const DynThrottleReason *why)
+{
+	JsonbParseState *st = NULL;
+	Jsonb	   *detail;
+	const char *reason;
+
+	DynThroughputCountRequest(t);
+	reason = psprintf("%s%s%s", why->index < 0 ? "Table" : "Index", why->is_read ? "Read" : "Write",
+					  why->provisioned ? "ProvisionedThroughputExceeded" :
+					  why->max_set ? "MaxOnDemandThroughputExceeded" : "AccountLimitExceeded");
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "ThrottlingReasons");
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "reason");
+	RqPushString(&st, WJB_VALUE, reason);
+	RqPushKey(&st, "resource");
+	RqPushString(&st, WJB_VALUE, resource_arn(t, why->index));
+	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	detail = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	DynErrorWithDetail(why->provisioned ? DYN_ERR_PROVISIONED_THROUGHPUT_EXCEEDED : DYN_ERR_THROTTLING,
+					   JsonbToCString(NULL, &detail->root, VARSIZE(detail)),
+					   "%s", DynThroughputMessage(why));
+}
+
+/* Admit the request or raise the throttling error. */
+void
+DynThroughputAdmit(DynTable *t, bool is_read, int index, const struct DynKey *key)
+{
+	DynThrottleReason why = DynThroughputCheck(t, is_read, index, key);
+
+	if (why.throttled)
+		DynThroughputRaise(t, &why);
+}
+
+/* ---------------------------------------------------------------- charging */
+
+/* Take units from a bucket of the table (index -1) or of its GSI. */
+static void
+take_units(DynTable *t, int index, bool is_read, double units, int64 now)
+{
+	double		rate;
+	double		burst;
+	bool		max_set;
+
+	if (units <= 0)
+		return;
+	rate_of(t, index, is_read, &rate, &burst, &max_set);
+	DynThrottleCharge(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE,
+					  rate, burst, units, now);
+}
+
+/* Take the units of c from the buckets: the table's (with its LSIs') and each GSI's. */
+void
+DynThroughputCharge(const DynCapacity *c)
+{
+	double		table = c->table_units;
+	int64		now;
+	int			i;
+
+	if (!dynindex_enforce_throughput)
+		return;
+	now = DynThrottleNow();
+	for (i = 0; i < c->t->nindexes; i++)
+	{
+		if (!c->t->indexes[i].is_global)
+			table += c->index_units[i];
+		else
+			take_units(c->t, i, c->is_read, c->index_units[i], now);
+	}
+	take_units(c->t, -1, c->is_read, table, now);
+}
+
+/* The table's write bucket. */
+bool
+DynThroughputWriteBucket(DynTable *t, uint64 *tag, double *rate, double *burst)
+{
+	bool		max_set;
+
+	if (!dynindex_enforce_throughput)
+		return false;
+	*tag = tag_of(t, -1);
+	rate_of(t, -1, false, rate, burst, &max_set);
+	return true;
+}
+
+/* Take a failed conditional write's units. */
+void
+DynThroughputChargeWrite(uint64 tag, double rate, double burst, double units)
+{
+	DynThrottleCharge(tag, DYN_BUCKET_WRITE, rate, burst, units, DynThrottleNow());
+}

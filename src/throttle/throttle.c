@@ -1,0 +1,476 @@
+/*
+ * throttle.c — token buckets (GCRA) and Space-Saving sketches in shared
+ * memory (throttle.h).
+ *
+ * Slots: an open-addressed array of dynindex.throughput_max_resources
+ * entries (a power of two), each a cache line: the resource's tag, its read
+ * and write buckets, and the pool numbers of its Contributor Insights
+ * sketches.  A slot is claimed with a CAS of its tag from 0, never freed
+ * while in use; when the probe finds no room, a slot idle for longer than
+ * any burst (its buckets full) and without sketches is taken over.
+ * Requests never lock anything here.
+ *
+ * Sketches: a pool of dynindex.contributor_insights_max_rules sketches, each
+ * DYN_CI_K counters under its own spinlock (held for one pass over the
+ * counters).  Space-Saving (Metwally, Agrawal, El Abbadi 2005): a key
+ * present is incremented; a new key takes a free counter, or replaces the
+ * counter with the smallest count c and starts at c + 1 with error c.  After
+ * N occurrences every count overestimates its key's by at most its error,
+ * error <= N / k, and every key occurring more than N / k times is present.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "throttle/throttle.h"
+
+#define THR_PROBE 32
+#define NS_PER_SEC 1000000000.0
+/* a slot idle this long has full buckets whatever its rate (the longest burst is 300 s) */
+#define THR_IDLE_NS (INT64CONST(301) * INT64CONST(1000000000))
+
+typedef struct ThrSlot
+{
+	pg_atomic_uint64 tag;		/* 0: free */
+	pg_atomic_uint64 tat[2];	/* read, write: theoretical arrival time, ns; 0: never charged */
+	pg_atomic_uint32 sketch[DYN_CI__COUNT];	/* pool number + 1; 0: none */
+	char		pad[64 - 3 * sizeof(pg_atomic_uint64) - DYN_CI__COUNT * sizeof(pg_atomic_uint32)];
+} ThrSlot;
+
+typedef struct CiCounter
+{
+	uint64		hash;
+	int64		count;
+	int64		error;
+	char		text[DYN_CI_TEXT];
+} CiCounter;
+
+typedef struct CiSketch
+{
+	slock_t		mutex;
+	pg_atomic_uint32 in_use;
+	uint64		owner;			/* tag * DYN_CI__COUNT + rule, under mutex */
+	int64		total;
+	int			n;
+	CiCounter	c[DYN_CI_K];
+} CiSketch;
+
+typedef struct ThrShared
+{
+	pg_atomic_uint64 dropped;	/* resources not enforced: no slot */
+} ThrShared;
+
+bool		dynindex_enforce_throughput = true;
+double		dynindex_throughput_test_clock = 0;
+static int	max_resources = 8192;
+static int	max_rules = 128;
+static ThrShared *tshared = NULL;
+static ThrSlot *slots = NULL;
+static CiSketch *sketches = NULL;
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Slots, rounded up to a power of two. */
+static int
+nslots(void)
+{
+	int			n = 64;
+
+	while (n < max_resources)
+		n <<= 1;
+	return n;
+}
+
+/* Bytes of shared memory. */
+static Size
+shmem_size(void)
+{
+	return add_size(add_size(MAXALIGN(sizeof(ThrShared)), mul_size(nslots() + 1, sizeof(ThrSlot))),
+					mul_size(max_rules, sizeof(CiSketch)));
+}
+
+/* Reserve the shared memory. */
+static void
+throttle_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(shmem_size());
+}
+
+/* Create or attach to the slots and sketches. */
+static void
+throttle_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	base = ShmemInitStruct("dynindex_throttle", shmem_size(), &found);
+	tshared = (ThrShared *) base;
+	/* slots start on a cache line (one spare slot pays for the alignment) */
+	slots = (ThrSlot *) TYPEALIGN(64, base + MAXALIGN(sizeof(ThrShared)));
+	sketches = (CiSketch *) (base + MAXALIGN(sizeof(ThrShared)) + (Size) (nslots() + 1) * sizeof(ThrSlot));
+	if (!found)
+	{
+		int			i;
+
+		pg_atomic_init_u64(&tshared->dropped, 0);
+		for (i = 0; i < nslots(); i++)
+		{
+			int			k;
+
+			pg_atomic_init_u64(&slots[i].tag, 0);
+			pg_atomic_init_u64(&slots[i].tat[0], 0);
+			pg_atomic_init_u64(&slots[i].tat[1], 0);
+			for (k = 0; k < DYN_CI__COUNT; k++)
+				pg_atomic_init_u32(&slots[i].sketch[k], 0);
+		}
+		for (i = 0; i < max_rules; i++)
+		{
+			SpinLockInit(&sketches[i].mutex);
+			pg_atomic_init_u32(&sketches[i].in_use, 0);
+			sketches[i].owner = 0;
+			sketches[i].total = 0;
+			sketches[i].n = 0;
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/* Settings and shared memory (preloaded only: else nothing is enforced). */
+void
+DynThrottleInit(void)
+{
+	DefineCustomBoolVariable("dynindex.enforce_throughput",
+							 "Throttle requests beyond a table's or index's provisioned throughput or on-demand maximum, as DynamoDB does.",
+							 "Set it off for a database with ALTER DATABASE ... SET (superuser).",
+							 &dynindex_enforce_throughput, true, PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomRealVariable("dynindex.throughput_test_clock",
+							 "For tests: the time, in seconds since 1970, that the token buckets see (0: the real clock).",
+							 "Frozen, the buckets refill only when the setting moves: tests count admitted requests exactly.",
+							 &dynindex_throughput_test_clock, 0, 0, 1e11, PGC_SUSET, 0, NULL, NULL, NULL);
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	DefineCustomIntVariable("dynindex.throughput_max_resources",
+							"Tables and indexes (over all databases) whose token buckets are kept in shared memory.",
+							NULL, &max_resources, 8192, 64, 1 << 22, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.contributor_insights_max_rules",
+							"Contributor Insights rules (sketches of top keys, over all databases) kept in shared memory.",
+							NULL, &max_rules, 128, 1, 100000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = throttle_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = throttle_shmem_startup;
+}
+
+/* ---------------------------------------------------------------- buckets */
+
+/* The tag of a resource; never 0. */
+uint64
+DynThrottleTag(Oid db, int64 table_num, const char *index)
+{
+	uint64		h = hash_bytes_uint32_extended(db, (uint64) table_num);
+
+	if (index)
+		h = hash_bytes_extended((const unsigned char *) index, strlen(index), h + 0x9e3779b97f4a7c15ULL);
+	return h ? h : 1;
+}
+
+/* Now in nanoseconds since 1970 (the test clock when set). */
+int64
+DynThrottleNow(void)
+{
+	if (dynindex_throughput_test_clock > 0)
+		return (int64) (dynindex_throughput_test_clock * NS_PER_SEC);
+	/* TimestampTz: microseconds since 2000 */
+	return (GetCurrentTimestamp() +
+			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC) * 1000;
+}
+
+/*
+ * The slot of tag; with create, claimed if missing (NULL when there is no
+ * room).  Without create, NULL when missing.
+ */
+static ThrSlot *
+find_slot(uint64 tag, bool create, int64 now)
+{
+	int			mask;
+	int			start;
+	int			i;
+
+	if (slots == NULL)
+		return NULL;
+	mask = nslots() - 1;
+	start = (int) (tag & mask);
+	for (i = 0; i < THR_PROBE; i++)
+	{
+		ThrSlot    *s = &slots[(start + i) & mask];
+		uint64		cur = pg_atomic_read_u64(&s->tag);
+
+		if (cur == tag)
+			return s;
+		if (cur == 0)
+		{
+			uint64		expected = 0;
+
+			if (!create)
+				return NULL;
+			if (pg_atomic_compare_exchange_u64(&s->tag, &expected, tag))
+				return s;
+			if (expected == tag)
+				return s;		/* another backend claimed it for the same resource */
+		}
+	}
+	if (!create)
+		return NULL;
+	/* full: take over a slot whose buckets are full again and that has no sketch */
+	for (i = 0; i < THR_PROBE; i++)
+	{
+		ThrSlot    *s = &slots[(start + i) & mask];
+		uint64		cur = pg_atomic_read_u64(&s->tag);
+		int			k;
+		bool		busy = false;
+
+		for (k = 0; k < DYN_CI__COUNT; k++)
+			busy |= pg_atomic_read_u32(&s->sketch[k]) != 0;
+		if (busy || (int64) pg_atomic_read_u64(&s->tat[0]) > now - THR_IDLE_NS ||
+			(int64) pg_atomic_read_u64(&s->tat[1]) > now - THR_IDLE_NS)
+			continue;
+		if (pg_atomic_compare_exchange_u64(&s->tag, &cur, tag))
+		{
+			pg_atomic_write_u64(&s->tat[0], 0);
+			pg_atomic_write_u64(&s->tat[1], 0);
+			return s;
+		}
+	}
+	pg_atomic_fetch_add_u64(&tshared->dropped, 1);
+	return NULL;
+}
+
+/* Is the bucket empty?  A resource never charged is full. */
+bool
+DynThrottleEmpty(uint64 tag, int bucket, int64 now)
+{
+	ThrSlot    *s = find_slot(tag, false, now);
+
+	return s != NULL && (int64) pg_atomic_read_u64(&s->tat[bucket]) >= now;
+}
+
+/* Take units from a bucket of rate units per second holding at most burst_seconds of them. */
+void
+DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now)
+{
+	ThrSlot    *s;
+	uint64		old;
+	int64		cost;
+	int64		floor_tat;
+
+	if (units <= 0 || rate <= 0)
+		return;
+	s = find_slot(tag, true, now);
+	if (s == NULL)
+		return;
+	cost = (int64) ceil(units * NS_PER_SEC / rate);
+	floor_tat = now - (int64) (burst_seconds * NS_PER_SEC);
+	old = pg_atomic_read_u64(&s->tat[bucket]);
+	for (;;)
+	{
+		int64		base = Max((int64) old, floor_tat);
+
+		if (pg_atomic_compare_exchange_u64(&s->tat[bucket], &old, (uint64) (base + cost)))
+			break;
+	}
+}
+
+/* Tokens in a bucket at now (negative: borrowed); NaN without shared memory. */
+double
+DynThrottleTokens(uint64 tag, int bucket, double rate, double burst_seconds, int64 now)
+{
+	ThrSlot    *s;
+	int64		tat;
+
+	if (slots == NULL)
+		return NAN;
+	s = find_slot(tag, false, now);
+	tat = s ? (int64) pg_atomic_read_u64(&s->tat[bucket]) : 0;
+	return Min(burst_seconds * rate, (double) (now - tat) / NS_PER_SEC * rate);
+}
+
+/* ---------------------------------------------------------------- sketches */
+
+/* The sketch of (tag, rule), or NULL. */
+static CiSketch *
+sketch_of(uint64 tag, DynInsightsRule rule, ThrSlot **slotp)
+{
+	ThrSlot    *s = find_slot(tag, false, 0);
+	uint32		no;
+
+	if (slotp)
+		*slotp = s;
+	if (s == NULL || sketches == NULL)
+		return NULL;
+	no = pg_atomic_read_u32(&s->sketch[rule]);
+	return no == 0 || no > (uint32) max_rules ? NULL : &sketches[no - 1];
+}
+
+/* Is Contributor Insights counting rule for the resource? */
+bool
+DynInsightsActive(uint64 tag, DynInsightsRule rule)
+{
+	return sketch_of(tag, rule, NULL) != NULL;
+}
+
+/* Give the resource a sketch for rule. */
+bool
+DynInsightsStart(uint64 tag, DynInsightsRule rule)
+{
+	ThrSlot    *s;
+	int			i;
+
+	if (sketches == NULL)
+		return false;
+	if (sketch_of(tag, rule, NULL))
+		return true;
+	s = find_slot(tag, true, DynThrottleNow());
+	if (s == NULL)
+		return false;
+	for (i = 0; i < max_rules; i++)
+	{
+		CiSketch   *k = &sketches[i];
+		uint32		expected = 0;
+		uint32		none = 0;
+
+		if (pg_atomic_read_u32(&k->in_use) != 0 ||
+			!pg_atomic_compare_exchange_u32(&k->in_use, &expected, 1))
+			continue;
+		SpinLockAcquire(&k->mutex);
+		k->owner = tag * DYN_CI__COUNT + rule;
+		k->total = 0;
+		k->n = 0;
+		SpinLockRelease(&k->mutex);
+		if (pg_atomic_compare_exchange_u32(&s->sketch[rule], &none, (uint32) i + 1))
+			return true;
+		/* another backend started it first: give this one back */
+		pg_atomic_write_u32(&k->in_use, 0);
+		return true;
+	}
+	return false;
+}
+
+/* Drop the resource's sketch for rule. */
+void
+DynInsightsStop(uint64 tag, DynInsightsRule rule)
+{
+	ThrSlot    *s = find_slot(tag, false, 0);
+	uint32		no;
+
+	if (s == NULL || sketches == NULL)
+		return;
+	no = pg_atomic_exchange_u32(&s->sketch[rule], 0);
+	if (no == 0 || no > (uint32) max_rules)
+		return;
+	SpinLockAcquire(&sketches[no - 1].mutex);
+	sketches[no - 1].owner = 0;
+	sketches[no - 1].n = 0;
+	sketches[no - 1].total = 0;
+	SpinLockRelease(&sketches[no - 1].mutex);
+	pg_atomic_write_u32(&sketches[no - 1].in_use, 0);
+}
+
+/* Count one occurrence of a key (Space-Saving). */
+void
+DynInsightsCount(uint64 tag, DynInsightsRule rule, const char *text, int len)
+{
+	CiSketch   *k = sketch_of(tag, rule, NULL);
+	uint64		h;
+	int			i;
+	int			min = 0;
+
+	if (k == NULL)
+		return;
+	h = hash_bytes_extended((const unsigned char *) text, len, 0x5bd1e995);
+	SpinLockAcquire(&k->mutex);
+	if (k->owner != tag * DYN_CI__COUNT + rule)
+	{
+		/* stopped and reused meanwhile */
+		SpinLockRelease(&k->mutex);
+		return;
+	}
+	k->total++;
+	for (i = 0; i < k->n; i++)
+	{
+		if (k->c[i].hash == h)
+		{
+			k->c[i].count++;
+			SpinLockRelease(&k->mutex);
+			return;
+		}
+		if (k->c[i].count < k->c[min].count)
+			min = i;
+	}
+	if (k->n < DYN_CI_K)
+	{
+		min = k->n++;
+		k->c[min].count = 0;
+	}
+	k->c[min].hash = h;
+	k->c[min].error = k->c[min].count;
+	k->c[min].count++;
+	len = Min(len, DYN_CI_TEXT - 1);
+	memcpy(k->c[min].text, text, len);
+	k->c[min].text[len] = '\0';
+	SpinLockRelease(&k->mutex);
+}
+
+/* Order entries by count, largest first. */
+static int
+entry_cmp(const void *a, const void *b)
+{
+	int64		ca = ((const DynInsightsEntry *) a)->count;
+	int64		cb = ((const DynInsightsEntry *) b)->count;
+
+	return ca > cb ? -1 : ca < cb ? 1 : strcmp(((const DynInsightsEntry *) a)->text,
+											   ((const DynInsightsEntry *) b)->text);
+}
+
+/* The sketch's entries, largest count first. */
+DynInsightsEntry *
+DynInsightsRead(uint64 tag, DynInsightsRule rule, int *n, int64 *total)
+{
+	CiSketch   *k = sketch_of(tag, rule, NULL);
+	DynInsightsEntry *out = palloc0(sizeof(DynInsightsEntry) * DYN_CI_K);
+	int			i;
+
+	*n = 0;
+	*total = 0;
+	if (k == NULL)
+		return out;
+	SpinLockAcquire(&k->mutex);
+	if (k->owner == tag * DYN_CI__COUNT + rule)
+	{
+		for (i = 0; i < k->n; i++)
+		{
+			memcpy(out[i].text, k->c[i].text, DYN_CI_TEXT);
+			out[i].count = k->c[i].count;
+			out[i].error = k->c[i].error;
+		}
+		*n = k->n;
+		*total = k->total;
+	}
+	SpinLockRelease(&k->mutex);
+	qsort(out, *n, sizeof(DynInsightsEntry), entry_cmp);
+	return out;
+}
