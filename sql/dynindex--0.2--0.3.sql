@@ -236,3 +236,77 @@ END
 $$;
 COMMENT ON FUNCTION dynindex.wait_for_import(text, interval) IS
   'Wait until an import is no longer IN_PROGRESS (at most timeout); returns its status.';
+
+-- == capacity ==
+-- Throughput enforcement and Contributor Insights (docs/capacity.md,
+-- docs/contributor-insights.md).  The state of Contributor Insights lives in
+-- dynindex.tables.options (no schema change: a database at 0.2 has it too);
+-- these are the SQL functions that read the buckets, the sketches and the
+-- throttling counters.
+
+CREATE FUNCTION dynindex.throttle_metrics(
+    OUT table_name text, OUT index_name text,
+    OUT read_throttle_events bigint, OUT write_throttle_events bigint,
+    OUT throttled_requests bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dynindex_throttle_metrics'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.throttle_metrics() IS
+  'Throttling counters of this database since the server started (or reset_metrics): ReadThrottleEvents, WriteThrottleEvents and ThrottledRequests per table and index.';
+REVOKE ALL ON FUNCTION dynindex.throttle_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.throttle_metrics() TO dynindex_admin, pg_monitor;
+
+-- table_metrics gains the throttling columns (at the end: CREATE OR REPLACE VIEW keeps the others)
+CREATE OR REPLACE VIEW dynindex.table_metrics AS
+SELECT t.table_name,
+       i.index_name,
+       CASE WHEN i.index_name IS NULL THEN NULL WHEN i.is_global THEN 'GSI' ELSE 'LSI' END AS index_type,
+       coalesce(m.consumed_read_capacity_units, 0) AS consumed_read_capacity_units,
+       coalesce(m.consumed_write_capacity_units, 0) AS consumed_write_capacity_units,
+       coalesce(m.returned_item_count, 0) AS returned_item_count,
+       coalesce(m.conditional_check_failed_requests, 0) AS conditional_check_failed_requests,
+       coalesce(m.user_errors, 0) AS user_errors,
+       coalesce(m.system_errors, 0) AS system_errors,
+       coalesce(m.successful_requests, 0) AS successful_requests,
+       coalesce(m.successful_request_latency_ms_sum, 0) AS successful_request_latency_ms_sum,
+       coalesce(m.time_to_live_deleted_item_count, 0) AS time_to_live_deleted_item_count,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replicated_changes, 0) END AS gsi_replicated_changes,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replication_latency_ms_sum, 0) END AS gsi_replication_latency_ms_sum,
+       CASE WHEN i.is_global THEN coalesce(m.gsi_replication_latency_ms_last, 0) END AS gsi_replication_latency_ms_last,
+       CASE WHEN i.is_global THEN
+           (SELECT count(*) FROM dynindex.gsi_changes c WHERE c.table_num = t.num) END AS gsi_queue_depth,
+       CASE WHEN i.is_global THEN coalesce(extract(epoch FROM
+           (SELECT clock_timestamp() - min(c.enqueued_at) FROM dynindex.gsi_changes c
+             WHERE c.table_num = t.num)), 0)::float8 END AS gsi_oldest_change_age_seconds,
+       CASE WHEN i.is_global THEN i.backfilling::int END AS gsi_backfilling,
+       coalesce(x.read_throttle_events, 0) AS read_throttle_events,
+       coalesce(x.write_throttle_events, 0) AS write_throttle_events,
+       CASE WHEN i.index_name IS NULL THEN coalesce(x.throttled_requests, 0) END AS throttled_requests
+  FROM dynindex.tables t
+  CROSS JOIN LATERAL (
+        SELECT NULL::text AS index_name, NULL::boolean AS is_global, NULL::boolean AS backfilling
+        UNION ALL
+        SELECT x.index_name, x.is_global, x.backfilling
+          FROM dynindex.indexes x WHERE x.table_name = t.table_name) i
+  LEFT JOIN dynindex.metrics() m
+         ON m.table_name = t.table_name AND m.index_name IS NOT DISTINCT FROM i.index_name
+  LEFT JOIN dynindex.throttle_metrics() x
+         ON x.table_name = t.table_name AND x.index_name IS NOT DISTINCT FROM i.index_name;
+
+CREATE FUNCTION dynindex.throughput_buckets(table_name text,
+    OUT index_name text, OUT read_rate float8, OUT write_rate float8, OUT burst_seconds float8,
+    OUT read_tokens float8, OUT write_tokens float8, OUT enforced boolean)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dynindex_throughput_buckets'
+LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.throughput_buckets(text) IS
+  'The token buckets of a table (index_name NULL) and of its GSIs: refill rates in units per second, the burst they hold in seconds, and the tokens in them now (negative: borrowed).';
+
+CREATE FUNCTION dynindex.contributor_insights(table_name text, index_name text DEFAULT NULL,
+    OUT rule text, OUT rule_name text, OUT rank int, OUT key text,
+    OUT count bigint, OUT max_overcount bigint, OUT total bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dynindex_contributor_insights'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.contributor_insights(text, text) IS
+  'Contributor Insights of a table or GSI: for each enabled rule (PKC, SKC: most accessed partition keys and items; PKT, SKT: most throttled) the keys its Space-Saving sketch holds, most counted first; count is an upper bound of the key''s occurrences, count - max_overcount a lower bound.';

@@ -36,6 +36,7 @@ static const OperationEntry operations[] = {
 	{"DeleteTable", DynDeleteTable},
 	{"DescribeBackup", DynDescribeBackup},	/* backups.c */
 	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* pitr.c */
+	{"DescribeContributorInsights", DynDescribeContributorInsights},	/* src/api/insights.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeStream", DynDescribeStream},	/* src/api/streams.c */
 	{"DescribeTable", DynDescribeTable},
@@ -49,6 +50,7 @@ static const OperationEntry operations[] = {
 	{"DescribeImport", DynDescribeImport},	/* imports.c */
 	{"ListImports", DynListImports},	/* imports.c */
 	{"ListBackups", DynListBackups},	/* backups.c */
+	{"ListContributorInsights", DynListContributorInsights},	/* insights.c */
 	{"ListStreams", DynListStreams},	/* streams.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
@@ -62,6 +64,7 @@ static const OperationEntry operations[] = {
 	{"TransactWriteItems", DynTransactWriteItems},
 	{"UntagResource", DynUntagResource},	/* tags.c */
 	{"UpdateContinuousBackups", DynUpdateContinuousBackups},	/* pitr.c */
+	{"UpdateContributorInsights", DynUpdateContributorInsights},	/* insights.c */
 	{"UpdateTable", DynUpdateTable},
 	{"UpdateItem", DynUpdateItem},
 	{"UpdateTimeToLive", DynUpdateTimeToLive},	/* ttl.c */
@@ -76,9 +79,9 @@ static const OperationEntry operations[] = {
  * same refusal.
  */
 static const char *const standby_operations[] = {
-	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeLimits",
+	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeContributorInsights", "DescribeLimits",
 	"DescribeTable", "DescribeTimeToLive", "GetItem", "ListBackups", "ListTagsOfResource",
-	"ListTables", "Query", "Scan", "TransactGetItems",
+	"ListContributorInsights", "ListTables", "Query", "Scan", "TransactGetItems",
 	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", "DescribeImport", "ListImports",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
 	NULL

@@ -86,6 +86,11 @@ extern Jsonb *DynImportTable(Jsonb *req);
 extern Jsonb *DynDescribeImport(Jsonb *req);
 extern Jsonb *DynListImports(Jsonb *req);
 
+/* insights.c */
+extern Jsonb *DynUpdateContributorInsights(Jsonb *req);
+extern Jsonb *DynDescribeContributorInsights(Jsonb *req);
+extern Jsonb *DynListContributorInsights(Jsonb *req);
+
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);

@@ -1,9 +1,12 @@
 /*
  * batch.c — BatchGetItem and BatchWriteItem.
  *
- * Everything runs in the calling transaction, so nothing is ever throttled:
- * UnprocessedKeys is empty unless the 16 MB response limit is reached, and
- * UnprocessedItems is always present and empty.
+ * Everything runs in the calling transaction.  A key or write whose table
+ * (or, for writes, one of its GSIs) has an empty token bucket is left
+ * unprocessed (UnprocessedKeys, UnprocessedItems), as DynamoDB does; when
+ * none can be processed for that reason the request fails with the
+ * throttling error (api/throughput.c).  UnprocessedKeys also holds what the
+ * 16 MB response limit left over; UnprocessedItems is always present.
  */
 #include "postgres.h"
 
@@ -132,6 +135,10 @@ DynBatchGetItem(Jsonb *req)
 	DynCapacity *caps;
 	int64		response_bytes = 0;
 	bool		any_unprocessed = false;
+	bool	  **unprocessed;
+	int			processed = 0;
+	DynThrottleReason first_throttle = {0};
+	int			first_throttle_table = -1;
 
 	RqValidate(req, batch_get_fields);
 	mode = DynCapacityModeOf(r);
@@ -141,6 +148,7 @@ DynBatchGetItem(Jsonb *req)
 	keys = palloc0(sizeof(DynKey *) * ntables);
 	nkeys = palloc0(sizeof(int) * ntables);
 	caps = palloc0(sizeof(DynCapacity) * ntables);
+	unprocessed = palloc0(sizeof(bool *) * ntables);
 
 	/* validate everything before reading anything */
 	for (i = 0; i < ntables; i++)
@@ -178,19 +186,34 @@ DynBatchGetItem(Jsonb *req)
 	{
 		bool		consistent = RqGetBool(specs[i].val.binary.data, "ConsistentRead", false);
 		int			j;
+		bool		throttled = false;
 
+		unprocessed[i] = palloc0(sizeof(bool) * Max(1, nkeys[i]));
 		RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
 		pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 		for (j = 0; j < nkeys[i]; j++)
 		{
 			DynStoredItem stored;
 			bool		found;
+			DynThrottleReason why;
 
 			if (response_bytes > MAX_BATCH_GET_RESPONSE)
 			{
-				any_unprocessed = true;
-				break;
+				any_unprocessed = unprocessed[i][j] = true;
+				continue;
 			}
+			why = DynThroughputCheck(tables[i], true, -1, &keys[i][j]);
+			if (why.throttled)
+			{
+				any_unprocessed = unprocessed[i][j] = throttled = true;
+				if (first_throttle_table < 0)
+				{
+					first_throttle = why;
+					first_throttle_table = i;
+				}
+				continue;
+			}
+			processed++;
 			found = DynStorageGet(tables[i], &keys[i][j], false, &stored);
 			DynCapacityAddItemRead(&caps[i], found ? stored.size : 0, consistent);
 			if (!found)
@@ -203,16 +226,19 @@ DynBatchGetItem(Jsonb *req)
 				RqPushJsonb(&st, WJB_ELEM, stored.item);
 		}
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+		if (throttled)
+			DynThroughputCountRequest(tables[i]);
 	}
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+	/* nothing could be read for want of throughput: the throttling error */
+	if (processed == 0 && first_throttle_table >= 0)
+		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
 
-	/* UnprocessedKeys: what the 16 MB limit left over, with its options */
+	/* UnprocessedKeys: what throttling or the 16 MB limit left over, with its options */
 	RqPushKey(&st, "UnprocessedKeys");
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	if (any_unprocessed)
 	{
-		int64		seen = 0;
-
 		for (i = 0; i < ntables; i++)
 		{
 			JsonbValue *kl;
@@ -223,18 +249,30 @@ DynBatchGetItem(Jsonb *req)
 			kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &n);
 			for (j = 0; j < n; j++)
 			{
-				DynStoredItem stored;
-
-				if (seen <= MAX_BATCH_GET_RESPONSE)
-				{
-					if (DynStorageGet(tables[i], &keys[i][j], false, &stored))
-						seen += stored.size;
+				if (!unprocessed[i][j])
 					continue;
-				}
 				if (!started)
 				{
+					JsonbIterator *it = JsonbIteratorInit(specs[i].val.binary.data);
+					JsonbValue	v;
+					JsonbIteratorToken tok;
+
 					RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
 					pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+					/* the table's other members (ConsistentRead, ProjectionExpression, ...) as given */
+					while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+					{
+						if (tok != WJB_KEY)
+							continue;
+						if (v.val.string.len == 4 && memcmp(v.val.string.val, "Keys", 4) == 0)
+						{
+							(void) JsonbIteratorNext(&it, &v, true);
+							continue;
+						}
+						pushJsonbValue(&st, WJB_KEY, &v);
+						tok = JsonbIteratorNext(&it, &v, true);
+						pushJsonbValue(&st, WJB_VALUE, &v);
+					}
 					RqPushKey(&st, "Keys");
 					pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 					started = true;
@@ -267,7 +305,7 @@ typedef struct WriteOp
  */
 static void
 push_collection_metrics(JsonbParseState **st, JsonbContainer *r, DynTable **tables, WriteOp **ops,
-						int *nops, int ntables)
+						int *nops, bool **unprocessed, int ntables)
 {
 	int			i;
 	int			j;
@@ -288,7 +326,8 @@ push_collection_metrics(JsonbParseState **st, JsonbContainer *r, DynTable **tabl
 		RqPushKey(st, DynCatalogRequestName(tables[i]->name));
 		pushJsonbValue(st, WJB_BEGIN_ARRAY, NULL);
 		for (j = 0; j < nops[i]; j++)
-			DynCollectionPushMetrics(st, tables[i], &ops[i][j].key);
+			if (!unprocessed[i][j])
+				DynCollectionPushMetrics(st, tables[i], &ops[i][j].key);
 		pushJsonbValue(st, WJB_END_ARRAY, NULL);
 	}
 	if (any)
@@ -311,6 +350,11 @@ DynBatchWriteItem(Jsonb *req)
 	WriteOp   **ops;
 	int		   *nops;
 	DynCapacity *caps;
+	bool	  **unprocessed;
+	int			processed = 0;
+	bool		any_unprocessed = false;
+	DynThrottleReason first_throttle = {0};
+	int			first_throttle_table = -1;
 
 	RqValidate(req, batch_write_fields);
 	mode = DynCapacityModeOf(r);
@@ -369,14 +413,18 @@ DynBatchWriteItem(Jsonb *req)
 		check_duplicate_keys(keys, nops[i]);
 	}
 
+	unprocessed = palloc0(sizeof(bool *) * ntables);
 	for (i = 0; i < ntables; i++)
 	{
 		int			j;
+		bool		throttled = false;
 
+		unprocessed[i] = palloc0(sizeof(bool) * Max(1, nops[i]));
 		for (j = 0; j < nops[i]; j++)
 		{
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
+			DynThrottleReason why = DynThroughputCheck(tables[i], false, -1, &op->key);
 			/*
 			 * the old item is read only when capacity needs it (or an LSI, or a
 			 * stream); without indexes the capacity needs its size only
@@ -384,6 +432,17 @@ DynBatchWriteItem(Jsonb *req)
 			int			flags = !DynCapacityWanted(mode) ? 0 :
 				tables[i]->nindexes == 0 ? DYN_WRITE_NEED_OLDSIZE : DYN_WRITE_NEED_OLD;
 
+			if (why.throttled)
+			{
+				any_unprocessed = unprocessed[i][j] = throttled = true;
+				if (first_throttle_table < 0)
+				{
+					first_throttle = why;
+					first_throttle_table = i;
+				}
+				continue;
+			}
+			processed++;
 			if (op->item)
 				DynWritePut(tables[i], &op->key, op->item, flags, &res);
 			else
@@ -391,13 +450,39 @@ DynBatchWriteItem(Jsonb *req)
 			if (DynCapacityWanted(mode))
 				DynCapacityAddWrite(&caps[i], res.old, res.oldsize, res.new, res.newsize);
 		}
+		if (throttled)
+			DynThroughputCountRequest(tables[i]);
 	}
+	/* nothing could be written for want of throughput: the throttling error */
+	if (processed == 0 && first_throttle_table >= 0)
+		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(&st, "UnprocessedItems");
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (i = 0; i < ntables && any_unprocessed; i++)
+	{
+		JsonbValue *reqs = RqArrayElems(&lists[i], &nops[i]);
+		int			j;
+		bool		started = false;
+
+		for (j = 0; j < nops[i]; j++)
+		{
+			if (!unprocessed[i][j])
+				continue;
+			if (!started)
+			{
+				RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
+				pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+				started = true;
+			}
+			pushJsonbValue(&st, WJB_ELEM, &reqs[j]);
+		}
+		if (started)
+			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	}
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	DynCapacityPushList(&st, caps, ntables);
-	push_collection_metrics(&st, r, tables, ops, nops, ntables);
+	push_collection_metrics(&st, r, tables, ops, nops, unprocessed, ntables);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }

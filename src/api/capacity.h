@@ -132,6 +132,8 @@ extern void DynThroughputAdmit(DynTable *t, bool is_read, int index, const struc
 pg_noreturn extern void DynThroughputRaise(DynTable *t, const DynThrottleReason *why);
 /* The exception's message of a reason (also a transaction's cancellation reason message). */
 extern const char *DynThroughputMessage(const DynThrottleReason *why);
+/* A transaction's cancellation reason message of a reason (DynamoDB words them apart). */
+extern const char *DynThroughputReasonMessage(const DynThrottleReason *why);
 /* Count one ThrottledRequests of table t (batches with unprocessed items). */
 extern void DynThroughputCountRequest(DynTable *t);
 /* Take the units of c from the table's and its indexes' buckets (DynCapacityPush does). */

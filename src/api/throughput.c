@@ -22,7 +22,12 @@
  */
 #include "postgres.h"
 
+#include <math.h>
+
 #include "common/base64.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 
@@ -265,6 +270,20 @@ DynThroughputMessage(const DynThrottleReason *why)
 	return why->index < 0 ? MSG_TABLE : MSG_GSI;
 }
 
+/*
+ * A transaction's cancellation reason message (TransactionCanceledException's
+ * documentation lists them; the provisioned GSI one ends with a period there,
+ * the on-demand ones have GSI wording of their own).
+ */
+const char *
+DynThroughputReasonMessage(const DynThrottleReason *why)
+{
+	if (why->provisioned)
+		return why->index < 0 ? MSG_TABLE : MSG_GSI ".";
+	return why->index < 0 ? MSG_ON_DEMAND "." :
+		"Throughput exceeds the current capacity for one or more global secondary indexes. DynamoDB is automatically scaling your index so please try again shortly.";
+}
+
 /* Count one ThrottledRequests of table t. */
 void
 DynThroughputCountRequest(DynTable *t)
@@ -366,4 +385,67 @@ void
 DynThroughputChargeWrite(uint64 tag, double rate, double burst, double units)
 {
 	DynThrottleCharge(tag, DYN_BUCKET_WRITE, rate, burst, units, DynThrottleNow());
+}
+
+PG_FUNCTION_INFO_V1(dynindex_throughput_buckets);
+
+/*
+ * dynindex.throughput_buckets(table_name text): one row for the table
+ * (index_name NULL) and one per GSI: the rates its read and write buckets
+ * refill at (units per second), the burst they hold (seconds of that rate)
+ * and the tokens in them now (negative: borrowed by requests that consumed
+ * more than was left).  LSIs share the table's buckets.
+ */
+Datum
+dynindex_throughput_buckets(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DynTable   *volatile t = NULL;
+	DynSecurityOp sec_op;
+	int64		now = DynThrottleNow();
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynCatalogRevalidate();
+	DynSecurityEnter("throughput_buckets", &sec_op);
+	PG_TRY();
+	{
+		t = DynCatalogGetTableOrNotFound(name);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&sec_op);
+	}
+	PG_END_TRY();
+	for (i = -1; i < t->nindexes; i++)
+	{
+		Datum		values[7];
+		bool		nulls[7] = {0};
+		double		rrate,
+					wrate,
+					rburst,
+					wburst;
+		bool		max_set;
+
+		if (i >= 0 && !t->indexes[i].is_global)
+			continue;
+		rate_of(t, i, true, &rrate, &rburst, &max_set);
+		rate_of(t, i, false, &wrate, &wburst, &max_set);
+		values[0] = i < 0 ? (Datum) 0 : CStringGetTextDatum(t->indexes[i].name);
+		nulls[0] = i < 0;
+		values[1] = Float8GetDatum(rrate);
+		values[2] = Float8GetDatum(wrate);
+		values[3] = Float8GetDatum(rburst);
+		values[4] = Float8GetDatum(DynThrottleTokens(tag_of(t, i), DYN_BUCKET_READ, rrate, rburst, now));
+		values[5] = Float8GetDatum(DynThrottleTokens(tag_of(t, i), DYN_BUCKET_WRITE, wrate, wburst, now));
+		nulls[4] = isnan(DatumGetFloat8(values[4]));
+		nulls[5] = isnan(DatumGetFloat8(values[5]));
+		values[6] = BoolGetDatum(dynindex_enforce_throughput);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	SPI_finish();
+	PG_RETURN_VOID();
 }

@@ -142,7 +142,8 @@ typedef enum TxReason
 	TX_REASON_CONDITION,
 	TX_REASON_VALIDATION,
 	TX_REASON_CONFLICT,
-	TX_REASON_COLLECTION		/* ItemCollectionSizeLimitExceeded */
+	TX_REASON_COLLECTION,		/* ItemCollectionSizeLimitExceeded */
+	TX_REASON_THROTTLED			/* ProvisionedThroughputExceeded, ThrottlingError */
 } TxReason;
 
 /* One action of a TransactWriteItems request. */
@@ -160,6 +161,7 @@ typedef struct TxAction
 	char	   *message;		/* ValidationError: its message */
 	char	   *fatal;			/* a whole-request ValidationException found in step 3 */
 	DynValue   *old;			/* ConditionalCheckFailed with ALL_OLD: the item */
+	DynThrottleReason throttle; /* TX_REASON_THROTTLED: which bucket was empty */
 	struct TxAction *all;		/* every action of the request (for cancelling) */
 	int			nall;
 } TxAction;
@@ -392,7 +394,9 @@ cancel(TxAction *actions, int n)
 		const char *code = a->reason == TX_REASON_CONDITION ? "ConditionalCheckFailed" :
 			a->reason == TX_REASON_VALIDATION ? "ValidationError" :
 			a->reason == TX_REASON_CONFLICT ? "TransactionConflict" :
-			a->reason == TX_REASON_COLLECTION ? "ItemCollectionSizeLimitExceeded" : "None";
+			a->reason == TX_REASON_COLLECTION ? "ItemCollectionSizeLimitExceeded" :
+			a->reason == TX_REASON_THROTTLED ?
+			(a->throttle.provisioned ? "ProvisionedThroughputExceeded" : "ThrottlingError") : "None";
 
 		appendStringInfo(&msg, "%s%s", i ? ", " : "", code);
 		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
@@ -405,6 +409,7 @@ cancel(TxAction *actions, int n)
 						 a->reason == TX_REASON_CONDITION ? "The conditional request failed" :
 						 a->reason == TX_REASON_CONFLICT ? "Transaction is ongoing for the item" :
 						 a->reason == TX_REASON_COLLECTION ? DYN_COLLECTION_EXCEEDED_MESSAGE :
+						 a->reason == TX_REASON_THROTTLED ? DynThroughputReasonMessage(&a->throttle) :
 						 a->message);
 		}
 		if (a->reason == TX_REASON_CONDITION && a->return_old && a->old)
@@ -419,6 +424,33 @@ cancel(TxAction *actions, int n)
 	appendStringInfoChar(&msg, ']');
 	DynErrorWithDetail(DYN_ERR_TRANSACTION_CANCELED, JsonbToCString(NULL, &detail->root, VARSIZE(detail)),
 					   "%s", msg.data);
+}
+
+/*
+ * Throughput (api/throughput.c): an action whose table (or, for a write, one
+ * of its GSIs) has an empty bucket cancels the transaction with a
+ * ProvisionedThroughputExceeded or ThrottlingError reason.  Checked after
+ * the request's validation, before any condition is evaluated.
+ */
+static void
+check_throughput(TxAction *actions, int n, bool is_read)
+{
+	bool		failed = false;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		actions[i].throttle = DynThroughputCheck(actions[i].t, is_read, -1, &actions[i].key);
+		if (actions[i].throttle.throttled && !failed)
+		{
+			DynThroughputCountRequest(actions[i].t);
+			failed = true;
+		}
+		if (actions[i].throttle.throttled)
+			actions[i].reason = TX_REASON_THROTTLED;
+	}
+	if (failed)
+		cancel(actions, n);
 }
 
 /* Write-phase mutation: re-check the condition, compute the new item. */
@@ -631,6 +663,7 @@ DynTransactWriteItems(Jsonb *req)
 		for (j = 0; j < i; j++)
 			if (same_item(&actions[i], &actions[j]))
 				DynValidationError("Transaction request cannot include multiple operations on one item");
+	check_throughput(actions, n, false);
 
 	/* step 3: every condition, against the current item under a row lock */
 	for (i = 0; i < n; i++)
@@ -714,6 +747,7 @@ DynTransactGetItems(Jsonb *req)
 	DynCapacity *caps;
 	int			ncaps = 0;
 	JsonbParseState *st = NULL;
+	TxAction   *gets;
 
 	RqValidate(req, transact_get_fields);
 	elems = RqArrayElems(RqGet(r, "TransactItems"), &n);
@@ -738,8 +772,8 @@ DynTransactGetItems(Jsonb *req)
 	/* empty key values: the whole request; a key not matching the schema: that action's reason */
 	for (i = 0; i < n; i++)
 		check_empty_key(tables[i], RqParseItem(RqGetJv(RqGetJv(&elems[i], "Get"), "Key")));
+	gets = palloc0(sizeof(TxAction) * n);
 	{
-		TxAction   *gets = palloc0(sizeof(TxAction) * n);
 		bool		failed = false;
 
 		for (i = 0; i < n && !failed; i++)
@@ -761,6 +795,7 @@ DynTransactGetItems(Jsonb *req)
 				DynValidationError("Transaction request cannot include multiple operations on one item");
 		DynItemsCheckKeyPaths(tables[i], projections[i]);
 	}
+	check_throughput(gets, n, true);
 
 	/* one snapshot for every read: the reads see one consistent state */
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);

@@ -206,7 +206,7 @@ numeric_type(Oid t)
 static bool
 counter_column(const char *col)
 {
-	static const char *const suffixes[] = {"_units", "_count", "_requests", "_errors", "_sum", "_changes", NULL};
+	static const char *const suffixes[] = {"_units", "_count", "_requests", "_errors", "_sum", "_changes", "_events", NULL};
 	size_t		n = strlen(col);
 
 	for (int i = 0; suffixes[i]; i++)

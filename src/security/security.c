@@ -62,6 +62,8 @@ static const OperationAccess operation_access[] = {
 	{"DeleteItem", DYN_ACCESS_WRITE, true},
 	{"DeleteTable", DYN_ACCESS_ADMIN, false},
 	{"DescribeContinuousBackups", DYN_ACCESS_DESCRIBE, false},
+	{"DescribeContributorInsights", DYN_ACCESS_DESCRIBE, false},
+	{"ListContributorInsights", DYN_ACCESS_NONE, false},	/* lists the tables the caller may describe */
 	{"ListBackups", DYN_ACCESS_NONE, false},	/* lists the backups of tables the caller administers */
 	{"RestoreTableFromBackup", DYN_ACCESS_CREATE, false},	/* and admin on the backup's table */
 	{"RestoreTableToPointInTime", DYN_ACCESS_CREATE, false},	/* and admin on the source table */
@@ -102,6 +104,8 @@ static const OperationAccess operation_access[] = {
 	{"verify_indexes", DYN_ACCESS_ADMIN, false},
 	{"index_stats", DYN_ACCESS_READ, false},
 	{"item_history", DYN_ACCESS_READ, false},
+	{"contributor_insights", DYN_ACCESS_DESCRIBE, false},
+	{"throughput_buckets", DYN_ACCESS_DESCRIBE, false},
 	{NULL, DYN_ACCESS_ADMIN, false}
 };
 
