@@ -136,6 +136,7 @@ DynBatchGetItem(Jsonb *req)
 	int64		response_bytes = 0;
 	bool		any_unprocessed = false;
 	bool	  **unprocessed;
+	bool	   *throttled_any;
 	int			processed = 0;
 	DynThrottleReason first_throttle = {0};
 	int			first_throttle_table = -1;
@@ -149,6 +150,7 @@ DynBatchGetItem(Jsonb *req)
 	nkeys = palloc0(sizeof(int) * ntables);
 	caps = palloc0(sizeof(DynCapacity) * ntables);
 	unprocessed = palloc0(sizeof(bool *) * ntables);
+	throttled_any = palloc0(sizeof(bool) * ntables);
 
 	/* validate everything before reading anything */
 	for (i = 0; i < ntables; i++)
@@ -171,6 +173,7 @@ DynBatchGetItem(Jsonb *req)
 
 		tables[i] = DynItemsGetTable(member_name(&names[i]));
 		DynCapacityInit(&caps[i], tables[i], mode, true);
+		caps[i].precharged = true;
 		kl = RqArrayElems(RqGetJv(&specs[i], "Keys"), &nkeys[i]);
 		keys[i] = palloc(sizeof(DynKey) * Max(1, nkeys[i]));
 		for (j = 0; j < nkeys[i]; j++)
@@ -196,6 +199,7 @@ DynBatchGetItem(Jsonb *req)
 			DynStoredItem stored;
 			bool		found;
 			DynThrottleReason why;
+			DynCapacity one;
 
 			if (response_bytes > MAX_BATCH_GET_RESPONSE)
 			{
@@ -215,7 +219,11 @@ DynBatchGetItem(Jsonb *req)
 			}
 			processed++;
 			found = DynStorageGet(tables[i], &keys[i][j], false, &stored);
-			DynCapacityAddItemRead(&caps[i], found ? stored.size : 0, consistent);
+			/* charged key by key: the next key's admission sees this one's units */
+			DynCapacityInit(&one, tables[i], mode, true);
+			DynCapacityAddItemRead(&one, found ? stored.size : 0, consistent);
+			DynThroughputCharge(&one);
+			DynCapacityMerge(&caps[i], &one);
 			if (!found)
 				continue;
 			response_bytes += stored.size;
@@ -226,13 +234,15 @@ DynBatchGetItem(Jsonb *req)
 				RqPushJsonb(&st, WJB_ELEM, stored.item);
 		}
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-		if (throttled)
-			DynThroughputCountRequest(tables[i]);
+		throttled_any[i] = throttled;
 	}
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	/* nothing could be read for want of throughput: the throttling error */
 	if (processed == 0 && first_throttle_table >= 0)
 		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
+	for (i = 0; i < ntables; i++)
+		if (throttled_any[i])
+			DynThroughputCountRequest(tables[i]);
 
 	/* UnprocessedKeys: what throttling or the 16 MB limit left over, with its options */
 	RqPushKey(&st, "UnprocessedKeys");
@@ -351,6 +361,7 @@ DynBatchWriteItem(Jsonb *req)
 	int		   *nops;
 	DynCapacity *caps;
 	bool	  **unprocessed;
+	bool	   *throttled_any;
 	int			processed = 0;
 	bool		any_unprocessed = false;
 	DynThrottleReason first_throttle = {0};
@@ -399,6 +410,7 @@ DynBatchWriteItem(Jsonb *req)
 
 		tables[i] = DynItemsGetTable(member_name(&names[i]));
 		DynCapacityInit(&caps[i], tables[i], mode, false);
+		caps[i].precharged = true;
 		for (j = 0; j < nops[i]; j++)
 		{
 			if (ops[i][j].item)
@@ -414,6 +426,7 @@ DynBatchWriteItem(Jsonb *req)
 	}
 
 	unprocessed = palloc0(sizeof(bool *) * ntables);
+	throttled_any = palloc0(sizeof(bool) * ntables);
 	for (i = 0; i < ntables; i++)
 	{
 		int			j;
@@ -448,14 +461,24 @@ DynBatchWriteItem(Jsonb *req)
 			else
 				DynWriteDelete(tables[i], &op->key, flags, &res);
 			if (DynCapacityWanted(mode))
-				DynCapacityAddWrite(&caps[i], res.old, res.oldsize, res.new, res.newsize);
+			{
+				/* charged write by write: the next write's admission sees this one's units */
+				DynCapacity one;
+
+				DynCapacityInit(&one, tables[i], mode, false);
+				DynCapacityAddWrite(&one, res.old, res.oldsize, res.new, res.newsize);
+				DynThroughputCharge(&one);
+				DynCapacityMerge(&caps[i], &one);
+			}
 		}
-		if (throttled)
-			DynThroughputCountRequest(tables[i]);
+		throttled_any[i] = throttled;
 	}
 	/* nothing could be written for want of throughput: the throttling error */
 	if (processed == 0 && first_throttle_table >= 0)
 		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
+	for (i = 0; i < ntables; i++)
+		if (throttled_any[i])
+			DynThroughputCountRequest(tables[i]);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(&st, "UnprocessedItems");

@@ -178,6 +178,22 @@ DynCapacityTotal(const DynCapacity *c)
 	return total;
 }
 
+/* Add the units of one item (src, of the same table) to dst. */
+void
+DynCapacityMerge(DynCapacity *dst, const DynCapacity *src)
+{
+	int			i;
+
+	Assert(dst->t == src->t);
+	dst->table_units += src->table_units;
+	dst->table_charged |= src->table_charged;
+	for (i = 0; i < dst->t->nindexes; i++)
+	{
+		dst->index_units[i] += src->index_units[i];
+		dst->index_charged[i] |= src->index_charged[i];
+	}
+}
+
 /* ---------------------------------------------------------------- shapes */
 
 /* Push units with one decimal, as DynamoDB prints doubles (0.5, 1.0). */
@@ -273,7 +289,8 @@ count_metrics(const DynCapacity *c)
 	DynMetric	m = c->is_read ? DYN_M_READ_UNITS : DYN_M_WRITE_UNITS;
 	int			i;
 
-	DynThroughputCharge(c);
+	if (!c->precharged)
+		DynThroughputCharge(c);
 	DynMetricsAdd(c->t->name, NULL, m, half_units(c->table_units));
 	for (i = 0; i < c->t->nindexes; i++)
 		DynMetricsAdd(c->t->name, c->t->indexes[i].name, m, half_units(c->index_units[i]));

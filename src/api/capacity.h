@@ -38,6 +38,7 @@ typedef struct DynCapacity
 	double		table_units;
 	double	   *index_units;	/* per t->indexes[i] */
 	bool	   *index_charged;	/* per index: reported in its map */
+	bool		precharged;		/* the units were taken from the buckets item by item (batches) */
 } DynCapacity;
 
 /* ReturnConsumedCapacity of a request. */
@@ -73,6 +74,8 @@ extern void DynCapacityAddWrite(DynCapacity *c, const DynValue *old, int64 oldsi
 extern double DynIndexWriteUnits(DynTable *t, DynIndex *idx, const DynValue *old, const DynValue *new);
 /* Total units (table + indexes). */
 extern double DynCapacityTotal(const DynCapacity *c);
+/* Add the units of one item (src, of the same table) to dst. */
+extern void DynCapacityMerge(DynCapacity *dst, const DynCapacity *src);
 
 /* Push one ConsumedCapacity object (a member value or a list element). */
 extern void DynCapacityPushObject(JsonbParseState **st, JsonbIteratorToken tok, const DynCapacity *c);
@@ -138,6 +141,8 @@ extern const char *DynThroughputReasonMessage(const DynThrottleReason *why);
 extern void DynThroughputCountRequest(DynTable *t);
 /* Take the units of c from the table's and its indexes' buckets (DynCapacityPush does). */
 extern void DynThroughputCharge(const DynCapacity *c);
+/* A table's capacity changed (UpdateTable, t as it is now): its buckets take the new rates at once. */
+extern void DynThroughputRatesChanged(DynTable *t);
 /* The table's write bucket: its tag, rate and burst (false: not enforced). */
 extern bool DynThroughputWriteBucket(DynTable *t, uint64 *tag, double *rate, double *burst);
 /* Take a failed conditional write's units from a bucket DynThroughputWriteBucket gave. */

@@ -10,6 +10,7 @@
 #include "utils/builtins.h"
 
 #include "api/api.h"
+#include "api/capacity.h"
 #include "api/request.h"
 #include "api/tables.h"
 #include "catalog/dyn_catalog.h"
@@ -487,6 +488,7 @@ DynUpdateTable(Jsonb *req)
 	CommandCounterIncrement();
 	DynCatalogRevalidate();
 	t = DynCatalogGetTableOrNotFound(RqGetString(r, "TableName"));
+	DynThroughputRatesChanged(t);	/* capacity changes apply at once (api/throughput.c) */
 	/* the worker backfills the new index: woken at commit, when it can see it */
 	if (index_change)
 		DynGsiWakeAtCommit();

@@ -367,6 +367,28 @@ DynThroughputCharge(const DynCapacity *c)
 	take_units(c->t, -1, c->is_read, table, now);
 }
 
+/* A table's capacity changed: its buckets and its GSIs' take the new rates at once. */
+void
+DynThroughputRatesChanged(DynTable *t)
+{
+	int64		now = DynThrottleNow();
+	int			i;
+
+	for (i = -1; i < t->nindexes; i++)
+	{
+		double		rate;
+		double		burst;
+		bool		max_set;
+
+		if (i >= 0 && !t->indexes[i].is_global)
+			continue;
+		rate_of(t, i, true, &rate, &burst, &max_set);
+		DynThrottleSetRate(tag_of(t, i), DYN_BUCKET_READ, rate, now);
+		rate_of(t, i, false, &rate, &burst, &max_set);
+		DynThrottleSetRate(tag_of(t, i), DYN_BUCKET_WRITE, rate, now);
+	}
+}
+
 /* The table's write bucket. */
 bool
 DynThroughputWriteBucket(DynTable *t, uint64 *tag, double *rate, double *burst)

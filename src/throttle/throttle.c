@@ -43,8 +43,9 @@ typedef struct ThrSlot
 {
 	pg_atomic_uint64 tag;		/* 0: free */
 	pg_atomic_uint64 tat[2];	/* read, write: theoretical arrival time, ns; 0: never charged */
+	pg_atomic_uint64 rate[2];	/* the rate tat was computed at (a double's bits); 0: none yet */
 	pg_atomic_uint32 sketch[DYN_CI__COUNT];	/* pool number + 1; 0: none */
-	char		pad[64 - 3 * sizeof(pg_atomic_uint64) - DYN_CI__COUNT * sizeof(pg_atomic_uint32)];
+	char		pad[64 - 5 * sizeof(pg_atomic_uint64) - DYN_CI__COUNT * sizeof(pg_atomic_uint32)];
 } ThrSlot;
 
 typedef struct CiCounter
@@ -135,6 +136,8 @@ throttle_shmem_startup(void)
 			pg_atomic_init_u64(&slots[i].tag, 0);
 			pg_atomic_init_u64(&slots[i].tat[0], 0);
 			pg_atomic_init_u64(&slots[i].tat[1], 0);
+			pg_atomic_init_u64(&slots[i].rate[0], 0);
+			pg_atomic_init_u64(&slots[i].rate[1], 0);
 			for (k = 0; k < DYN_CI__COUNT; k++)
 				pg_atomic_init_u32(&slots[i].sketch[k], 0);
 		}
@@ -194,7 +197,7 @@ int64
 DynThrottleNow(void)
 {
 	if (dynindex_throughput_test_clock > 0)
-		return (int64) (dynindex_throughput_test_clock * NS_PER_SEC);
+		return (int64) llround(dynindex_throughput_test_clock * NS_PER_SEC);
 	/* TimestampTz: microseconds since 2000 */
 	return (GetCurrentTimestamp() +
 			(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * USECS_PER_SEC) * 1000;
@@ -253,6 +256,8 @@ find_slot(uint64 tag, bool create, int64 now)
 		{
 			pg_atomic_write_u64(&s->tat[0], 0);
 			pg_atomic_write_u64(&s->tat[1], 0);
+			pg_atomic_write_u64(&s->rate[0], 0);
+			pg_atomic_write_u64(&s->rate[1], 0);
 			return s;
 		}
 	}
@@ -269,6 +274,39 @@ DynThrottleEmpty(uint64 tag, int bucket, int64 now)
 	return s != NULL && (int64) pg_atomic_read_u64(&s->tat[bucket]) >= now;
 }
 
+/* A double kept in a pg_atomic_uint64. */
+static double
+bits_double(uint64 bits)
+{
+	double		d;
+
+	memcpy(&d, &bits, sizeof(d));
+	return d;
+}
+
+/* The bits of a double. */
+static uint64
+double_bits(double d)
+{
+	uint64		bits;
+
+	memcpy(&bits, &d, sizeof(bits));
+	return bits;
+}
+
+/*
+ * tat as the same number of units at a new rate: the time to now (tokens
+ * in hand, or units owed) scales by old / new.  A capacity change keeps the
+ * tokens and the debt and refills at the new rate from now on.
+ */
+static int64
+rescale(int64 tat, int64 now, double old_rate, double new_rate)
+{
+	if (old_rate <= 0 || old_rate == new_rate || tat == 0)
+		return tat;
+	return now + (int64) ((double) (tat - now) * old_rate / new_rate);
+}
+
 /* Take units from a bucket of rate units per second holding at most burst_seconds of them. */
 void
 DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now)
@@ -277,6 +315,7 @@ DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, dou
 	uint64		old;
 	int64		cost;
 	int64		floor_tat;
+	double		old_rate;
 
 	if (units <= 0 || rate <= 0)
 		return;
@@ -285,14 +324,38 @@ DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, dou
 		return;
 	cost = (int64) ceil(units * NS_PER_SEC / rate);
 	floor_tat = now - (int64) (burst_seconds * NS_PER_SEC);
+	old_rate = bits_double(pg_atomic_read_u64(&s->rate[bucket]));
 	old = pg_atomic_read_u64(&s->tat[bucket]);
 	for (;;)
 	{
-		int64		base = Max((int64) old, floor_tat);
+		int64		base = Max(rescale((int64) old, now, old_rate, rate), floor_tat);
 
 		if (pg_atomic_compare_exchange_u64(&s->tat[bucket], &old, (uint64) (base + cost)))
 			break;
 	}
+	/* concurrent charges during a rate change may rescale twice: off by one request's units */
+	if (old_rate != rate)
+		pg_atomic_write_u64(&s->rate[bucket], double_bits(rate));
+}
+
+/* The bucket's rate changes now: its tokens (or debt) stay, the refill follows the new rate. */
+void
+DynThrottleSetRate(uint64 tag, int bucket, double rate, int64 now)
+{
+	ThrSlot    *s = find_slot(tag, false, now);
+	double		old_rate;
+	uint64		old;
+
+	if (s == NULL || rate <= 0)
+		return;
+	old_rate = bits_double(pg_atomic_read_u64(&s->rate[bucket]));
+	if (old_rate <= 0 || old_rate == rate)
+		return;
+	old = pg_atomic_read_u64(&s->tat[bucket]);
+	while (!pg_atomic_compare_exchange_u64(&s->tat[bucket], &old,
+										   (uint64) rescale((int64) old, now, old_rate, rate)))
+		;
+	pg_atomic_write_u64(&s->rate[bucket], double_bits(rate));
 }
 
 /* Tokens in a bucket at now (negative: borrowed); NaN without shared memory. */
@@ -306,6 +369,8 @@ DynThrottleTokens(uint64 tag, int bucket, double rate, double burst_seconds, int
 		return NAN;
 	s = find_slot(tag, false, now);
 	tat = s ? (int64) pg_atomic_read_u64(&s->tat[bucket]) : 0;
+	if (s)
+		tat = rescale(tat, now, bits_double(pg_atomic_read_u64(&s->rate[bucket])), rate);
 	return Min(burst_seconds * rate, (double) (now - tat) / NS_PER_SEC * rate);
 }
 

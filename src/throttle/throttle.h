@@ -61,6 +61,8 @@ extern bool DynThrottleEmpty(uint64 tag, int bucket, int64 now);
 /* Take units from the bucket (possibly below zero); rate in units per second. */
 extern void DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds,
 							  double units, int64 now);
+/* The bucket's rate changed (UpdateTable): keep its tokens, refill at the new rate from now. */
+extern void DynThrottleSetRate(uint64 tag, int bucket, double rate, int64 now);
 /* Tokens left in a bucket at now (negative: borrowed), for tests and monitoring; NaN if unknown. */
 extern double DynThrottleTokens(uint64 tag, int bucket, double rate, double burst_seconds, int64 now);
 
