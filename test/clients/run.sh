@@ -197,6 +197,7 @@ boto3_run() {
 if "$PY" -c 'import boto3' 2>/dev/null; then
     boto3_run "boto3 smoke test" boto3_smoke.py boto3 boto3.out
     boto3_run "boto3 PartiQL test" boto3_partiql.py boto3-partiql boto3_partiql.out
+    boto3_run "boto3 throttling test" boto3_throttle.py boto3-throttle boto3_throttle.out
     # ImportTable: a directory store with two gzip objects (needs dynindex.exchange_directory)
     if [ "$(psql_q -c "SELECT to_regclass('dynindex.imports') IS NOT NULL AND current_setting('dynindex.exchange_directory', true) <> ''")" = t ]; then
         psql_q -c "SELECT dynindex.set_object_store('client-imports', 'directory', directory => current_setting('dynindex.exchange_directory') || '/client-imports')" \
