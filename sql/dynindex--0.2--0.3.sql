@@ -310,3 +310,21 @@ AS 'MODULE_PATHNAME', 'dynindex_contributor_insights'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.contributor_insights(text, text) IS
   'Contributor Insights of a table or GSI: for each enabled rule (PKC, SKC: most accessed partition keys and items; PKT, SKT: most throttled) the keys its Space-Saving sketch holds, most counted first; count is an upper bound of the key''s occurrences, count - max_overcount a lower bound.';
+
+-- The ten most counted keys of every enabled Contributor Insights rule, for
+-- the endpoints' Prometheus export (text columns are labels, key_count the value).
+CREATE VIEW dynindex.contributor_insights_top AS
+SELECT t.table_name, r.index_name, c.rule, c.key, c.count AS key_count
+  FROM dynindex.tables t
+  CROSS JOIN LATERAL (
+        SELECT NULL::text AS index_name
+        UNION ALL
+        SELECT x.index_name FROM dynindex.indexes x WHERE x.table_name = t.table_name AND x.is_global) r
+  CROSS JOIN LATERAL dynindex.contributor_insights(t.table_name, r.index_name) c
+ WHERE t.options ? 'ContributorInsights'
+   AND dynindex.has_table_access(t.table_name, 'describe')
+   AND c.rank <= 10;
+COMMENT ON VIEW dynindex.contributor_insights_top IS
+  'The ten most counted keys of each enabled Contributor Insights rule of the tables the caller may describe (the endpoints export them to Prometheus as dynindex_contributor_insights_key_count).';
+REVOKE ALL ON dynindex.contributor_insights_top FROM PUBLIC;
+GRANT SELECT ON dynindex.contributor_insights_top TO dynindex_admin, pg_monitor;

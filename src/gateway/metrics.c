@@ -3,9 +3,10 @@
  * (--metrics-port, dynindex_http.metrics_port; off by default): requests,
  * errors by DynamoDB error type and latency histograms per operation,
  * requests in flight, client connections, the gateway's PostgreSQL pool and
- * its reconnects (dynindex_http: the requests of each worker instead), and
- * the per-table counters of the view dynindex.table_metrics (queried at
- * scrape time as a job; skipped while the view does not exist).
+ * its reconnects (dynindex_http: the requests of each worker instead), the
+ * per-table counters of the view dynindex.table_metrics and the top keys of
+ * dynindex.contributor_insights_top (queried at scrape time as jobs, one
+ * after the other; skipped while a view does not exist).
  *
  * The HTTP layer pushes what it counts (metrics_request, metrics_connection,
  * metrics_in_flight); this file calls nothing of it.
@@ -220,11 +221,12 @@ counter_column(const char *col)
 }
 
 /*
- * dynindex.table_metrics: one sample per numeric column and row, labelled
+ * A view's rows (dynindex.table_metrics, dynindex.contributor_insights_top):
+ * one sample per numeric column and row, named prefix + column, labelled
  * with the row's text columns (table, index, ...).
  */
 static void
-write_table_metrics(Buf *b, PGresult *res)
+write_view_metrics(Buf *b, PGresult *res, const char *prefix, const char *help)
 {
 	int			nf = PQnfields(res);
 	int			nt = PQntuples(res);
@@ -235,9 +237,8 @@ write_table_metrics(Buf *b, PGresult *res)
 
 		if (!numeric_type(PQftype(res, f)))
 			continue;
-		metric_name(name, sizeof(name), "dynindex_table_", PQfname(res, f));
-		header(b, name, counter_column(PQfname(res, f)) ? "counter" : "gauge",
-			   "column of the view dynindex.table_metrics");
+		metric_name(name, sizeof(name), prefix, PQfname(res, f));
+		header(b, name, counter_column(PQfname(res, f)) ? "counter" : "gauge", help);
 		for (int r = 0; r < nt; r++)
 		{
 			bool		first = true;
@@ -382,7 +383,7 @@ write_pool(Buf *b)
 
 /* The whole exposition text. */
 static char *
-render(PGresult *table_res, int table_state, size_t *len)
+render(PGresult *table_res, int table_state, PGresult *ci_res, size_t *len)
 {
 	static Counters total;		/* static: about 90 KB */
 	Counters   *t = &total;
@@ -453,7 +454,10 @@ render(PGresult *table_res, int table_state, size_t *len)
 		   "1: dynindex.table_metrics was read for this scrape; 0: the view does not exist; -1: the query failed");
 	buf_printf(&b, "dynindex_gateway_table_metrics_up %d\n", table_state);
 	if (table_res)
-		write_table_metrics(&b, table_res);
+		write_view_metrics(&b, table_res, "dynindex_table_", "column of the view dynindex.table_metrics");
+	if (ci_res)
+		write_view_metrics(&b, ci_res, "dynindex_contributor_insights_",
+						   "Contributor Insights: a top key's count (view dynindex.contributor_insights_top)");
 	return buf_steal(&b, len);
 }
 
@@ -464,9 +468,26 @@ typedef struct Scrape
 	bool		done;
 	int			table_state;
 	PGresult   *res;
+	PGresult   *ci_res;			/* dynindex.contributor_insights_top, when there */
 } Scrape;
 
-/* The table metrics query finished. */
+/* The Contributor Insights query finished (a database before 0.3 has no view: nothing). */
+static void
+scrape_ci_done(DbJob *j)
+{
+	Scrape	   *s = j->arg;
+
+	s->done = true;
+	if (j->pgres && PQresultStatus(j->pgres) == PGRES_TUPLES_OK)
+	{
+		s->ci_res = j->pgres;
+		j->pgres = NULL;
+	}
+	MHD_resume_connection(s->c);
+	mhd_resumed();
+}
+
+/* The table metrics query finished: then the Contributor Insights one. */
 static void
 scrape_done(DbJob *j)
 {
@@ -486,6 +507,18 @@ scrape_done(DbJob *j)
 		s->table_state = 0;		/* the same, from dynindex_http (local.c) */
 	else
 		s->table_state = -1;
+	if (s->table_state == 1)
+	{
+		DbJob	   *ci = db_job_new(JOB_SQL, scrape_ci_done, s);
+
+		if (ci != NULL)
+		{
+			s->done = false;
+			ci->sql = "SELECT * FROM dynindex.contributor_insights_top";
+			db_submit(ci);
+			return;
+		}
+	}
 	MHD_resume_connection(s->c);
 	mhd_resumed();
 }
@@ -538,7 +571,7 @@ metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
 	if (!s->done)
 		return MHD_YES;
 	scrapes++;
-	body = render(s->res, s->table_state, &len);
+	body = render(s->res, s->table_state, s->ci_res, &len);
 	if (body == NULL)
 		return MHD_NO;
 	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -567,6 +600,8 @@ scrape_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	{
 		if (s->res)
 			PQclear(s->res);
+		if (s->ci_res)
+			PQclear(s->ci_res);
 		free(s);
 		*con_cls = NULL;
 	}

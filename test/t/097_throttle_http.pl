@@ -104,6 +104,8 @@ my ($status, $res) = call('CreateTable', {
 	KeySchema => [ { AttributeName => 'pk', KeyType => 'HASH' } ],
 	AttributeDefinitions => [ { AttributeName => 'pk', AttributeType => 'S' } ] });
 is($status, 200, 'CreateTable');
+($status, $res) = call('UpdateContributorInsights', { TableName => 'tap_thr', ContributorInsightsAction => 'ENABLE' });
+is($res->{ContributorInsightsStatus}, 'ENABLING', 'Contributor Insights enabled');
 ($status) = call('PutItem', { TableName => 'tap_thr', Item => { pk => { S => 'hot' } } });
 is($status, 200, 'PutItem');
 
@@ -147,6 +149,13 @@ my $m = HTTP::Tiny->new(timeout => 10)->get("http://127.0.0.1:$mport/metrics");
 like($m->{content}, qr/^# TYPE dynindex_table_read_throttle_events counter$/m, 'exported as a counter');
 like($m->{content}, qr/^dynindex_table_read_throttle_events\{table_name="tap_thr"\} 221$/m, 'read throttle events exported');
 like($m->{content}, qr/^dynindex_table_throttled_requests\{table_name="tap_thr"\} 362$/m, 'throttled requests exported');
+# Contributor Insights: "hot" was read 841 times and written once, 221 reads of it throttled
+like($m->{content}, qr/^dynindex_contributor_insights_key_count\{table_name="tap_thr",rule="PKC",key="hot"\} 842$/m,
+	'the most accessed key exported');
+like($m->{content}, qr/^dynindex_contributor_insights_key_count\{table_name="tap_thr",rule="PKT",key="hot"\} 221$/m,
+	'the most throttled key exported');
+is($node->safe_psql('postgres', "SELECT key || ' ' || count FROM dynindex.contributor_insights('tap_thr') WHERE rule = 'PKT' AND rank = 1"),
+	'hot 221', 'and in SQL');
 
 $node->stop;
 done_testing();
