@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# bench/throttle.sh — the cost of throughput enforcement and of Contributor
+# Insights (docs/capacity.md, docs/contributor-insights.md) at the in-server
+# endpoint (dynindex_http, 4 workers, dev mode): GetItem and PutItem from 8
+# keep-alive clients (bench/throttle-load.mjs) on a provisioned table of
+# 1,000,000 RCU/WCU (no table near its limit), in alternating rounds of
+#   off:  dynindex.enforce_throughput = off
+#   on:   enforcement on (the default)
+#   ci:   enforcement on and Contributor Insights ENABLED on the table
+# Prints the median ops/s of each and the ratios on / off and ci / off.
+#
+# Builds a release build of this tree and installs it into a private copy of
+# the system's PostgreSQL (as make test does; the system's is never touched),
+# starts a throwaway server (synchronous_commit=off), stops it at the end.
+#   SECONDS_PER_RUN (default 6), ROUNDS (default 3), CLIENTS (default 8),
+#   BENCH_PGPORT (5497), BENCH_HTTP_PORT (8097), BENCH_HTTP_WORKERS (4)
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+. "$ROOT/test/bin/common.sh"
+SECS="${SECONDS_PER_RUN:-6}"; ROUNDS="${ROUNDS:-3}"; CLIENTS="${CLIENTS:-8}"
+PGPORT_="${BENCH_PGPORT:-5497}"; HTTPPORT="${BENCH_HTTP_PORT:-8097}"; WORKERS="${BENCH_HTTP_WORKERS:-4}"
+WORK="$(mktemp -d /tmp/dynindex-thrbench.XXXXXX)"
+as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+cleanup() {
+    [ -f "$WORK/data/postmaster.pid" ] && as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -m fast -w stop >/dev/null 2>&1 || true
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+PGC="$(pg_config --bindir)/pg_config"
+echo "==> release build of $ROOT into $WORK"
+mkdir -p "$WORK/src"
+(cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$WORK/src")
+make -s -C "$WORK/src" -j2 PG_CONFIG="$PGC" >/dev/null
+PRIV_PGC="$(di_private_pg "$PGC" "$WORK/pg")"
+make -s -C "$WORK/src" PG_CONFIG="$PGC" DESTDIR="$WORK/pg" install >/dev/null
+PGBIN="$WORK/pg$("$PGC" --bindir)"
+[ "$(id -u)" = 0 ] && chown -R postgres "$WORK"
+
+as_pg "$PGBIN/initdb" -D "$WORK/data" -A trust >/dev/null
+printf "shared_preload_libraries = 'dynindex,dynindex_http'\ndynindex_http.port = %s\ndynindex_http.dev = on\ndynindex_http.workers = %s\n" \
+    "$HTTPPORT" "$WORKERS" >>"$WORK/data/postgresql.conf"
+as_pg "$PGBIN/pg_ctl" -D "$WORK/data" -l "$WORK/pg.log" -w start -o \
+    "-p $PGPORT_ -k $WORK -c listen_addresses='' -c max_connections=50 -c max_worker_processes=16 -c synchronous_commit=off" >/dev/null
+q() { as_pg "$PGBIN/psql" -X -q -At -h "$WORK" -p "$PGPORT_" -d postgres -v ON_ERROR_STOP=1 "$@"; }
+q -c "CREATE EXTENSION dynindex"
+q -c "SELECT dynindex.api('CreateTable', '{\"TableName\":\"BenchThr\",\"BillingMode\":\"PROVISIONED\",
+  \"ProvisionedThroughput\":{\"ReadCapacityUnits\":1000000,\"WriteCapacityUnits\":1000000},
+  \"AttributeDefinitions\":[{\"AttributeName\":\"pk\",\"AttributeType\":\"S\"}],
+  \"KeySchema\":[{\"AttributeName\":\"pk\",\"KeyType\":\"HASH\"}]}') IS NOT NULL" >/dev/null
+q -c "SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchThr', 'Item',
+  jsonb_build_object('pk', jsonb_build_object('S', 'k' || i), 'v', jsonb_build_object('S', repeat('x', 100))))))
+  FROM generate_series(0, 999) i" >/dev/null
+URL="http://127.0.0.1:$HTTPPORT/"
+for _ in $(seq 1 100); do curl -s "$URL" >/dev/null 2>&1 && break; sleep 0.1; done
+
+setmode() {  # off | on | ci
+    local enforce=on action=DISABLE
+    [ "$1" = off ] && enforce=off
+    [ "$1" = ci ] && action=ENABLE
+    q -c "ALTER SYSTEM SET dynindex.enforce_throughput = $enforce" -c "SELECT pg_reload_conf()" >/dev/null
+    q -c "SELECT dynindex.api('UpdateContributorInsights', '{\"TableName\":\"BenchThr\",\"ContributorInsightsAction\":\"$action\"}') IS NOT NULL" >/dev/null
+    sleep 0.5
+}
+median() { sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"; }
+
+echo "==> $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $CLIENTS clients, $SECS s x $ROUNDS rounds"
+for op in GetItem PutItem; do
+    declare -A res=()
+    for r in $(seq 1 "$ROUNDS"); do
+        for mode in off on ci; do
+            setmode "$mode"
+            read -r ops errs < <(node "$HERE/throttle-load.mjs" "$URL" "$op" "$SECS" "$CLIENTS")
+            [ "$errs" = 0 ] || echo "    ($op $mode: $errs errors)"
+            res[$mode]+="$ops "
+            echo "    round $r $op $mode: $ops ops/s"
+        done
+    done
+    off="$(tr ' ' '\n' <<<"${res[off]}" | grep . | median)"
+    on="$(tr ' ' '\n' <<<"${res[on]}" | grep . | median)"
+    ci="$(tr ' ' '\n' <<<"${res[ci]}" | grep . | median)"
+    printf '%-8s off %6s   on %6s   ci %6s ops/s   on/off %s   ci/off %s\n' "$op" "$off" "$on" "$ci" \
+        "$(awk "BEGIN{printf \"%.3f\", $on/$off}")" "$(awk "BEGIN{printf \"%.3f\", $ci/$off}")"
+    unset res
+done
+q -c "SELECT table_name, read_throttle_events, write_throttle_events FROM dynindex.table_metrics WHERE table_name = 'BenchThr'"
