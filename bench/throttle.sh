@@ -7,18 +7,21 @@
 #   off:  dynindex.enforce_throughput = off
 #   on:   enforcement on (the default)
 #   ci:   enforcement on and Contributor Insights ENABLED on the table
-# Prints the median ops/s of each and the ratios on / off and ci / off.
+# Prints, for each, the median ops/s and the median server CPU per operation (the
+# endpoint workers' user + system time, from /proc, over the operations served),
+# and the ratios on / off and ci / off of both.  On a shared machine the CPU per
+# operation is the steadier figure: throughput follows whatever else runs.
 #
 # Builds a release build of this tree and installs it into a private copy of
 # the system's PostgreSQL (as make test does; the system's is never touched),
 # starts a throwaway server (synchronous_commit=off), stops it at the end.
-#   SECONDS_PER_RUN (default 6), ROUNDS (default 3), CLIENTS (default 8),
+#   SECONDS_PER_RUN (default 4), ROUNDS (default 5), CLIENTS (default 8),
 #   BENCH_PGPORT (5497), BENCH_HTTP_PORT (8097), BENCH_HTTP_WORKERS (4)
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
 . "$ROOT/test/bin/common.sh"
-SECS="${SECONDS_PER_RUN:-6}"; ROUNDS="${ROUNDS:-3}"; CLIENTS="${CLIENTS:-8}"
+SECS="${SECONDS_PER_RUN:-4}"; ROUNDS="${ROUNDS:-5}"; CLIENTS="${CLIENTS:-8}"
 PGPORT_="${BENCH_PGPORT:-5497}"; HTTPPORT="${BENCH_HTTP_PORT:-8097}"; WORKERS="${BENCH_HTTP_WORKERS:-4}"
 WORK="$(mktemp -d /tmp/dynindex-thrbench.XXXXXX)"
 as_pg() { if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
@@ -64,17 +67,30 @@ setmode() {  # off | on | ci
     sleep 0.5
 }
 median() { sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"; }
+TICK="$(getconf CLK_TCK)"
+# CPU ticks (user + system) of the endpoint's workers so far
+cpu_ticks() {
+    local t=0 pid
+    for pid in $(q -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'dynindex http'"); do
+        t=$((t + $(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo 0)))
+    done
+    echo "$t"
+}
 
 echo "==> $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $CLIENTS clients, $SECS s x $ROUNDS rounds"
 for op in GetItem PutItem; do
-    declare -A res=()
+    declare -A res=() cpu=()
     for r in $(seq 1 "$ROUNDS"); do
         for mode in off on ci; do
             setmode "$mode"
+            c0="$(cpu_ticks)"
             read -r ops errs < <(node "$HERE/throttle-load.mjs" "$URL" "$op" "$SECS" "$CLIENTS")
+            c1="$(cpu_ticks)"
             [ "$errs" = 0 ] || echo "    ($op $mode: $errs errors)"
+            us="$(awk "BEGIN{printf \"%.1f\", ($c1 - $c0) / $TICK * 1e6 / ($ops * $SECS)}")"
             res[$mode]+="$ops "
-            echo "    round $r $op $mode: $ops ops/s"
+            cpu[$mode]+="$us "
+            echo "    round $r $op $mode: $ops ops/s, $us us CPU/op"
         done
     done
     off="$(tr ' ' '\n' <<<"${res[off]}" | grep . | median)"
@@ -82,6 +98,11 @@ for op in GetItem PutItem; do
     ci="$(tr ' ' '\n' <<<"${res[ci]}" | grep . | median)"
     printf '%-8s off %6s   on %6s   ci %6s ops/s   on/off %s   ci/off %s\n' "$op" "$off" "$on" "$ci" \
         "$(awk "BEGIN{printf \"%.3f\", $on/$off}")" "$(awk "BEGIN{printf \"%.3f\", $ci/$off}")"
-    unset res
+    coff="$(tr ' ' '\n' <<<"${cpu[off]}" | grep . | median)"
+    con="$(tr ' ' '\n' <<<"${cpu[on]}" | grep . | median)"
+    cci="$(tr ' ' '\n' <<<"${cpu[ci]}" | grep . | median)"
+    printf '%-8s off %6s   on %6s   ci %6s us CPU/op   on/off %s   ci/off %s\n' "$op" "$coff" "$con" "$cci" \
+        "$(awk "BEGIN{printf \"%.3f\", $con/$coff}")" "$(awk "BEGIN{printf \"%.3f\", $cci/$coff}")"
+    unset res cpu
 done
 q -c "SELECT table_name, read_throttle_events, write_throttle_events FROM dynindex.table_metrics WHERE table_name = 'BenchThr'"
