@@ -34,7 +34,8 @@ ISOLATION     := $(basename $(notdir $(wildcard test/isolation/specs/*.spec)))
 ISOLATION_OPTS = --temp-config=$(srcdir)/test/dynindex.conf --temp-instance=$(srcdir)/tmp_check_iso \
                  --inputdir=$(srcdir)/test/isolation --outputdir=output_iso --load-extension=dynindex
 TAP_TESTS    = 1
-PROVE_TESTS  = test/t/*.pl
+# PROVE_TESTS=test/t/130_x.pl in the environment runs one TAP test (test/bin/suites.sh)
+PROVE_TESTS  ?= test/t/*.pl
 # Test databases in UTF8 with C collation, whatever the caller's locale.
 ENCODING     = UTF8
 NO_LOCALE    = 1

@@ -50,6 +50,9 @@ extern Jsonb *DynTablesWrap(const char *wrapper, Jsonb *desc);
 extern Jsonb *DynTablesValueJsonb(JsonbValue *v);
 extern void DynTablesCreateIndex(const char *table, int64 num, int position, bool global, JsonbValue *def);
 
+/* tables_replicas.c */
+extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates);
+
 /* tables.c */
 extern DynTable *DynTablesForChange(const char *name);
 

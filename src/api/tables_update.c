@@ -367,6 +367,8 @@ DynUpdateTable(Jsonb *req)
 		DynValidationError("One or more parameter values were invalid: You cannot create or delete index while changing stream status");
 
 	t = DynTablesForChange(RqGetString(r, "TableName"));
+	if (RqGet(r, "ReplicaUpdates"))
+		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"));
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");

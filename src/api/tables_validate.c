@@ -162,6 +162,29 @@ static const RqField gsi_update_elem = {
 	.type = RQ_STRUCT,.structname = "GlobalSecondaryIndexUpdate",.fields = gsi_update_action_fields
 };
 static const RqField any_elem = {.type = RQ_ANY};
+/* ReplicaUpdates (global tables 2019.11.21): ReplicationGroupUpdate and its three actions */
+static const RqField replica_member_fields[] = {
+	{.name = "RegionName",.type = RQ_STRING,.notnull = true},
+	{.name = "KMSMasterKeyId",.type = RQ_STRING},
+	{.name = "ProvisionedThroughputOverride",.type = RQ_ANY},
+	{.name = "OnDemandThroughputOverride",.type = RQ_ANY},
+	{.name = "GlobalSecondaryIndexes",.type = RQ_ANY},
+	{.name = "TableClassOverride",.type = RQ_STRING,.enumvals = table_class_enum},
+	{0}
+};
+static const RqField replica_delete_fields[] = {
+	{.name = "RegionName",.type = RQ_STRING,.notnull = true},
+	{0}
+};
+static const RqField replica_update_action_fields[] = {
+	{.name = "Create",.type = RQ_STRUCT,.structname = "CreateReplicationGroupMemberAction",.fields = replica_member_fields},
+	{.name = "Update",.type = RQ_STRUCT,.structname = "UpdateReplicationGroupMemberAction",.fields = replica_member_fields},
+	{.name = "Delete",.type = RQ_STRUCT,.structname = "DeleteReplicationGroupMemberAction",.fields = replica_delete_fields},
+	{0}
+};
+static const RqField replica_update_elem = {
+	.type = RQ_STRUCT,.structname = "ReplicationGroupUpdate",.fields = replica_update_action_fields
+};
 
 const RqField DynUpdateTableFields[] = {
 	{.name = "AttributeDefinitions",.type = RQ_LIST,.elem = &attr_def_elem},
@@ -171,7 +194,7 @@ const RqField DynUpdateTableFields[] = {
 	{.name = "GlobalSecondaryIndexUpdates",.type = RQ_LIST,.elem = &gsi_update_elem},
 	{.name = "StreamSpecification",.type = RQ_STRUCT,.structname = "StreamSpecification",.fields = stream_fields},
 	{.name = "SSESpecification",.type = RQ_STRUCT,.structname = "SSESpecification",.fields = sse_fields},
-	{.name = "ReplicaUpdates",.type = RQ_LIST,.elem = &any_elem},
+	{.name = "ReplicaUpdates",.type = RQ_LIST,.elem = &replica_update_elem,.minlen = 1},
 	{.name = "TableClass",.type = RQ_STRING,.enumvals = table_class_enum},
 	{.name = "DeletionProtectionEnabled",.type = RQ_BOOLEAN},
 	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},

@@ -41,7 +41,9 @@ regress_counts() {
     fi
 }
 
-# DYNINDEX_SUITES="regress tap ...": run only these (the others are reported as not run)
+# DYNINDEX_SUITES="regress tap ...": run only these (the others are reported as not run);
+# DYNINDEX_REGRESS="00_api_surface 97_global_tables" runs only these regression tests,
+# PROVE_TESTS=test/t/130_global_basic.pl only this TAP test.
 want() {
     [ -z "${DYNINDEX_SUITES:-}" ] && return 0
     case " $DYNINDEX_SUITES " in *" $1 "*) return 0 ;; esac
@@ -75,7 +77,7 @@ if want regress; then
         result regress SKIPPED "no sql/[0-9]*.sql yet"
     else
         rm -f regression.diffs
-        timeout --kill-after=30 1800 "${MAKE[@]}" installcheck ISOLATION= TAP_TESTS= 2>&1 | tee .suite-regress.out
+        timeout --kill-after=30 1800 "${MAKE[@]}" installcheck ISOLATION= TAP_TESTS= ${DYNINDEX_REGRESS:+REGRESS="$DYNINDEX_REGRESS"} 2>&1 | tee .suite-regress.out
         st=${PIPESTATUS[0]}
         if [ "$st" -eq 0 ]; then result regress PASS "$(regress_counts .suite-regress.out)"
         else
