@@ -9,16 +9,18 @@ DOCS        =
 SRCS        = $(sort $(wildcard src/*.c src/common/*.c src/types/*.c src/expr/*.c \
                 src/catalog/*.c src/storage/*.c src/indexes/*.c src/worker/*.c src/api/*.c \
                 src/write/*.c src/streams/*.c src/partiql/*.c src/backup/*.c src/security/*.c \
-                src/metrics/*.c src/throttle/*.c src/history/*.c src/exchange/*.c))
+                src/metrics/*.c src/throttle/*.c src/history/*.c src/exchange/*.c src/replication/*.c))
 OBJS        = $(SRCS:.c=.o)
 # every object depends on every header (PGXS tracks no header dependencies)
 DYN_HEADER_FILES = $(wildcard src/*.h src/*/*.h)
 
-PG_CPPFLAGS = -I$(srcdir)/src
+PG_CPPFLAGS = -I$(srcdir)/src -I$(includedir)
 # import/export: S3 through libcurl (src/exchange/s3.c)
 SHLIB_LINK  += -lcurl
 # zlib and libzstd: compressed import files (src/exchange/import_read.c)
 SHLIB_LINK  += -lz -lzstd
+# global tables: region connection strings parsed by libpq (src/replication/regions.c)
+SHLIB_LINK  += -lpq
 # -Wno-clobbered: GCC 14 (Debian 13) warns of locals in functions inlined into one
 # with PG_TRY that are never live across the longjmp; PostgreSQL's own build has no
 # -Wextra and so never sees it.

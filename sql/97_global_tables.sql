@@ -32,4 +32,52 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"C
 -- a table that does not exist
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_missing", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1"}}]}');
 
+
+-- == the regions of a deployment (dynindex.set_region, administrators only) ==
+CREATE ROLE gt_app NOLOGIN;
+CREATE ROLE gt_admin NOLOGIN IN ROLE dynindex_admin;
+SELECT dynindex.set_region('eu-west-1', 'host=eu.example port=5433 dbname=app user=rep password=s3cret sslmode=require');
+SELECT dynindex.set_region('ap-south-1', 'host=ap.example dbname=app user=rep password=x');
+-- changing a region's connection: the same row
+SELECT dynindex.set_region('ap-south-1', 'host=ap2.example dbname=app user=rep password=y');
+-- no secret comes back
+SELECT * FROM dynindex.list_regions();
+-- the table itself: the extension's owner only (a superuser here)
+SELECT region_name FROM dynindex.regions ORDER BY 1;
+-- bad input: names, this server's own region, a connection string libpq refuses (never repeated)
+SELECT dynindex.set_region('EU-WEST-1', 'host=x password=p');
+SELECT dynindex.set_region('', 'host=x password=p');
+SELECT dynindex.set_region('us-east-1', 'host=x password=p');
+SELECT dynindex.set_region('eu-west-2', 'host=x password=topsecret nonsense');
+SELECT dynindex.set_region('eu-west-2', 'host=x bogus_option=1 password=topsecret');
+SELECT dynindex.set_region('eu-west-2', NULL);
+-- an application role: none of it
+SET ROLE gt_app;
+SELECT dynindex.set_region('eu-west-2', 'host=x password=p');
+SELECT * FROM dynindex.list_regions();
+SELECT * FROM dynindex.regions;
+SELECT dynindex.drop_region('eu-west-1');
+RESET ROLE;
+-- an administrator: yes, with a password of its own (not the server's credentials)
+SET ROLE gt_admin;
+SELECT dynindex.set_region('eu-west-2', 'host=x dbname=app user=rep');
+SELECT dynindex.set_region('eu-west-2', 'host=x dbname=app user=rep password=p');
+SELECT region_name, local FROM dynindex.list_regions();
+SELECT * FROM dynindex.regions;
+SELECT dynindex.drop_region('eu-west-2'), dynindex.drop_region('eu-west-2');
+RESET ROLE;
+
+-- declared regions in ReplicaUpdates: an Update or Delete names a region the
+-- table has no replica in; a Create is refused as a region DynamoDB cannot
+-- replicate to (replication is not built yet: docs/global-tables.md)
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Delete": {"RegionName": "eu-west-1"}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "TableClassOverride": "STANDARD"}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Create": {"RegionName": "eu-west-1"}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1"}}]}');
+SELECT d ? 'Replicas' AS has_replicas, d->>'TableStatus' AS status
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName": "gt_t"}')->'Table' AS d) s;
+
+SELECT dynindex.drop_region('eu-west-1'), dynindex.drop_region('ap-south-1');
+DROP ROLE gt_app;
+DROP ROLE gt_admin;
 SELECT dynindex.api('DeleteTable', '{"TableName": "gt_t"}')->'TableDescription'->>'TableStatus' AS deleted;

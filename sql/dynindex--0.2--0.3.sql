@@ -328,3 +328,31 @@ COMMENT ON VIEW dynindex.contributor_insights_top IS
   'The ten most counted keys of each enabled Contributor Insights rule of the tables the caller may describe (the endpoints export them to Prometheus as dynindex_contributor_insights_key_count).';
 REVOKE ALL ON dynindex.contributor_insights_top FROM PUBLIC;
 GRANT SELECT ON dynindex.contributor_insights_top TO dynindex_admin, pg_monitor;
+-- == global tables ==
+-- The regions of a deployment (src/replication/regions.c; docs/global-tables.md): one
+-- row per other dynindex server, its libpq connection string (credentials included).
+-- Only the extension's owner reads the table; administrators write it through
+-- set_region / drop_region and read it, without secrets, through list_regions.
+CREATE TABLE dynindex.regions (
+    region_name text PRIMARY KEY,
+    conninfo    text NOT NULL
+);
+REVOKE ALL ON dynindex.regions FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.regions', '');
+
+CREATE FUNCTION dynindex.set_region(region_name text, conninfo text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_set_region' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.set_region(text, text) IS
+    'Declare the dynindex server of another region: its libpq connection string (administrators only)';
+CREATE FUNCTION dynindex.drop_region(region_name text)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dynindex_drop_region' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.drop_region(text) IS 'Forget a declared region (administrators only)';
+CREATE FUNCTION dynindex.list_regions(OUT region_name text, OUT conninfo text, OUT local boolean)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_regions' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dynindex.list_regions() IS
+    'This server''s region and the declared ones, connection strings without secrets (administrators only)';
+REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+    dynindex.list_regions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+    dynindex.list_regions() TO dynindex_admin;
+

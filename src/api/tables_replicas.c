@@ -8,25 +8,27 @@
 
 #include "api/request.h"
 #include "api/tables.h"
-#include "common/arn.h"
 #include "common/errors.h"
+#include "replication/replication.h"
 
-/* The regions a replica may be created in, for the "is not supported" message: "[a, b]". */
+/*
+ * The regions a replica can be created in, for the "is not supported"
+ * message: "[a, b]".  DynamoDB lists its regions; until replication is built
+ * (docs/global-tables.md) dynindex can create replicas in none but its own.
+ */
 static char *
 supported_regions(void)
 {
-	StringInfoData s;
-
-	initStringInfo(&s);
-	appendStringInfo(&s, "[%s]", dynindex_region);
-	return s.data;
+	return psprintf("[%s]", DynRegionLocal());
 }
 
 /*
- * Check ReplicaUpdates: every element names exactly one action, and the
- * region each names is one this server can replicate to.  No region besides
- * the local one can be declared yet, so every request that names a region
- * fails here: a replica dynindex cannot create is never answered UPDATING.
+ * Check ReplicaUpdates: every element names exactly one action and another
+ * region of the deployment (declared with dynindex.set_region); Update and
+ * Delete name a region the table has a replica in (none has yet).  Creating
+ * a replica needs the replication that is not built yet: a Create naming a
+ * declared region is refused as DynamoDB refuses a region it cannot
+ * replicate to, never answered UPDATING with nothing done.
  */
 void
 DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
@@ -70,9 +72,13 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 			DynValidationError("There are no actions specified in the Replica Update Action of the request.");
 		if (region == NULL)		/* RqValidate refused a null RegionName */
 			elog(ERROR, "replica update without a region");
-		if (strcmp(region, dynindex_region) == 0)
+		if (strcmp(region, DynRegionLocal()) == 0)
 			DynValidationError("Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as required.");
-		DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
-						   region, supported_regions());
+		if (!DynRegionIsDeclared(region) || kind == 0)
+			DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
+							   region, supported_regions());
+		/* Update, Delete: the table has no replica anywhere yet */
+		DynValidationError("Update global table operation failed because one or more replicas were not part of the global table. "
+						   "Please retry the request without these replicas: [%s].", region);
 	}
 }

@@ -331,6 +331,18 @@ my @FEATURES_03 = (
 			PointInTimeRecoverySpecification => { PointInTimeRecoveryEnabled => JSON::PP::false } });
 		api($db, 'DeleteItem', { TableName => 'Orders', Key => { pk => { S => 'pitr' }, sk => { S => 'x' } } });
 	} ],
+	[ 'global tables: regions' => sub {
+		my $db = shift;
+		$node->safe_psql($db, q{SELECT dynindex.set_region('eu-west-1', 'host=eu.example dbname=app user=rep password=pw')});
+		is($node->safe_psql($db, q{SELECT string_agg(region_name || ':' || local || ':' || coalesce(conninfo, ''), ' ' ORDER BY NOT local)
+			FROM dynindex.list_regions()}),
+			q{us-east-1:true: eu-west-1:false:user='rep' dbname='app' host='eu.example'}, 'a region declared, listed without its password');
+		my ($rc, $out, $err) = $node->psql($db, q{SELECT dynindex.api('UpdateTable', '{"TableName": "Orders",
+			"ReplicaUpdates": [{"Delete": {"RegionName": "eu-west-1"}}]}')});
+		like($err, qr/ValidationException: Update global table operation failed because one or more replicas were not part of the global table/,
+			'ReplicaUpdates on a table created before the update sees the declared region');
+		is($node->safe_psql($db, q{SELECT dynindex.drop_region('eu-west-1')}), 't', 'the region dropped');
+	} ],
 );
 
 for my $f (@FEATURES_03)
