@@ -136,6 +136,21 @@ SELECT imp_summary('IonT');
 SELECT object_key, record, error_type, message FROM dynindex.import_log WHERE import_arn = imp_arn('IonT') ORDER BY seq;
 SELECT imp_try('Scan', '{"TableName": "IonT"}');
 
+-- binary Ion (version marker, a local symbol table, sets, decimals, big integers, floats,
+-- blobs, typed nulls, nested containers; a timestamp ends the object), and a truncated copy
+SELECT dynindex.write_object('imp', 'ionbin/a.10n', decode('e00100eaeeb58183deb187beae844974656d82706b816e8c2464796e616d6f64625f53538273738162816683626967816d816c836e6567817a8174dec88adec58b8262318c53c104e28ee7818db4816181628fa2686990484004000000000000912d0c9f2c9cd04674edea40000000943105950f961192d78b85696e6e657293b481782107d68ad48b826232dd8adb8b8262338c65800fe48181d98ad78b856e65766572', 'hex'));
+SELECT dynindex.write_object('imp', 'ionbint/a.10n', decode('e00100eaeeb58183deb187beae844974656d82706b816e8c2464796e616d6f64625f53538273738162816683626967816d816c836e6567817a8174dec88adec58b8262318c53c104e28ee7818db4816181628fa2686990484004000000000000912d0c9f2c9cd04674edea40000000943105950f961192d78b85696e6e657293b481782107d6', 'hex'));
+CREATE FUNCTION imp_hash_req(t text, p text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_set(imp_req(t, p, 'ION'), '{TableCreationParameters,AttributeDefinitions}',
+    '[{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}]')
+    #- '{TableCreationParameters,KeySchema,1}' $$;
+SELECT imp_try('ImportTable', imp_hash_req('IonB', 'ionbin/')) LIKE '%IN_PROGRESS%';
+SELECT imp_try('ImportTable', imp_hash_req('IonBT', 'ionbint/')) LIKE '%IN_PROGRESS%';
+SELECT dynindex.wait_for_import(imp_arn('IonB')), dynindex.wait_for_import(imp_arn('IonBT'));
+SELECT imp_summary('IonB'), imp_summary('IonBT');
+SELECT table_name, record, error_type, message FROM dynindex.import_log WHERE table_name IN ('IonB', 'IonBT') ORDER BY table_name, seq;
+SELECT imp_try('Scan', '{"TableName": "IonB"}');
+
 -- ---------------------------------------------------------------- CSV
 SELECT dynindex.write_object('imp', 'csv/a.csv', convert_to(
 E'pk,sk,g,name\nc1,1,x,Ann\n"c,2",2,,"Bob ""B"""\nc3,3,y,"two\nlines"\nc4,notanumber,x,z\nc5,5\n', 'UTF8'));

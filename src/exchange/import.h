@@ -76,6 +76,15 @@ typedef int (*DynIonGetc) (void *arg);	/* next byte, -1 at the end */
 typedef int (*DynIonPeek) (void *arg);
 extern Jsonb *DynIonReadItem(DynIonGetc get, DynIonPeek peek, void *arg, bool *eof, const char **error);
 
+/* ---- import_ionbin.c: one binary Ion value {Item: {...}} ---- */
+typedef struct DynIonBinSymbols
+{
+	int			n;				/* local symbols (ids 10 ..) */
+	int			cap;
+	char	  **names;			/* NULL: a symbol without text */
+} DynIonBinSymbols;
+extern Jsonb *DynIonBinReadItem(DynIonGetc get, void *arg, DynIonBinSymbols *syms, bool *eof, const char **error);
+
 /* ---- import.c: the job ---- */
 extern void DynImportRun(int64 id);
 extern void DynImportFail(int64 id, const char *message);

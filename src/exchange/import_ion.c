@@ -9,7 +9,8 @@
  * is NULL), blobs {{base64}} (B), structs (M), lists (L), and lists annotated
  * $dynamodb_SS / $dynamodb_NS / $dynamodb_BS (the sets); comments and
  * whitespace between values.  Other Ion (timestamps, clobs, s-expressions,
- * symbol tables, binary Ion) is refused with a message naming it.  The
+ * symbol tables) is refused with a message naming it.  Binary Ion:
+ * import_ionbin.c.  The
  * result is the typed JSON of the item, checked afterwards as any item.
  */
 #include "postgres.h"
@@ -674,8 +675,6 @@ parse_value(IonParser *p, IonMode mode, int depth)
 	}
 	if (c == '(')
 		return ion_fail(p, "The Ion text has an s-expression, which DynamoDB does not use");
-	if (c == 0xE0)
-		return ion_fail(p, "The object is binary Ion; dynindex reads Ion text (docs/import-export.md)");
 	return ion_fail(p, "The Ion text has an unexpected character");
 }
 
@@ -724,8 +723,7 @@ DynIonReadItem(DynIonGetc get, DynIonPeek peek, void *arg, bool *eof, const char
 	}
 	if (c != '{')
 	{
-		*error = c == 0xE0 ? "The object is binary Ion; dynindex reads Ion text (docs/import-export.md)" :
-			"The Ion value is not a struct {Item: {...}}";
+		*error = "The Ion value is not a struct {Item: {...}}";
 		return NULL;
 	}
 	GETC(&p);

@@ -52,6 +52,8 @@ struct DynImportInput
 	ZSTD_DStream *zs;
 	int64		bytes;			/* decompressed bytes handed out */
 	StringInfoData line;
+	int			ion_binary;		/* ION: 1 binary (starts with the version marker), 0 text, -1 not known yet */
+	DynIonBinSymbols symbols;	/* binary Ion's local symbol table */
 };
 
 /* Names of InputFormat / InputCompressionType. */
@@ -230,6 +232,7 @@ DynImportOpen(DynImportSourceFn fn, void *arg, DynImportCompression compression,
 	in->raw = palloc(RAW_CHUNK);
 	in->out = palloc(OUT_CHUNK);
 	initStringInfo(&in->line);
+	in->ion_binary = -1;
 	if (compression == DYN_IMPORT_GZIP)
 	{
 		/* 15 + 32: a gzip (or zlib) header, detected */
@@ -540,7 +543,15 @@ next_ion(DynImportInput *in, DynImportRecord *rec)
 {
 	bool		eof = false;
 	const char *error = NULL;
-	Jsonb	   *jb = DynIonReadItem(ion_getc, ion_peek, in, &eof, &error);
+	Jsonb	   *jb;
+
+	/* binary Ion starts with its version marker E0 01 00 EA; text never has byte E0 first */
+	if (in->ion_binary < 0)
+		in->ion_binary = in_peek(in) == 0xE0;
+	if (in->ion_binary)
+		jb = DynIonBinReadItem(ion_getc, in, &in->symbols, &eof, &error);
+	else
+		jb = DynIonReadItem(ion_getc, ion_peek, in, &eof, &error);
 
 	if (eof)
 		return false;

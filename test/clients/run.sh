@@ -200,10 +200,14 @@ if "$PY" -c 'import boto3' 2>/dev/null; then
     boto3_run "boto3 throttling test" boto3_throttle.py boto3-throttle boto3_throttle.out
     # ImportTable: a directory store with two gzip objects (needs dynindex.exchange_directory)
     if [ "$(psql_q -c "SELECT to_regclass('dynindex.imports') IS NOT NULL AND current_setting('dynindex.exchange_directory', true) <> ''")" = t ]; then
-        psql_q -c "SELECT dynindex.set_object_store('client-imports', 'directory', directory => current_setting('dynindex.exchange_directory') || '/client-imports')" \
+        if psql_q -c "DO \$\$ BEGIN EXECUTE format('COPY (SELECT 1) TO PROGRAM %L', 'mkdir -p ' || current_setting('dynindex.exchange_directory') || '/client-imports'); END \$\$" \
+            -c "SELECT dynindex.set_object_store('client-imports', 'directory', directory => current_setting('dynindex.exchange_directory') || '/client-imports')" \
             -c "SELECT dynindex.write_object('client-imports', 'data/1.json.gz', decode('$(printf '{"Item": {"pk": {"S": "a"}, "n": {"N": "1"}}}\n{"Item": {"pk": {"S": "b"}}}\n' | gzip -c | base64 -w0)', 'base64'))" \
-            -c "SELECT dynindex.write_object('client-imports', 'data/2.json.gz', decode('$(printf '{"Item": {"pk": {"S": "c"}}}\nnot json\n' | gzip -c | base64 -w0)', 'base64'))" >/dev/null \
-            && boto3_run "boto3 import test" boto3_import.py boto3-import boto3_import.out
+            -c "SELECT dynindex.write_object('client-imports', 'data/2.json.gz', decode('$(printf '{"Item": {"pk": {"S": "c"}}}\nnot json\n' | gzip -c | base64 -w0)', 'base64'))" >/dev/null; then
+            boto3_run "boto3 import test" boto3_import.py boto3-import boto3_import.out
+        else
+            echo "boto3 import test: the directory store could not be set up"; FAIL=$((FAIL + 1))
+        fi
     else
         log "boto3 import test: skipped (no dynindex.imports or no dynindex.exchange_directory)"; SKIP=$((SKIP + 1))
     fi

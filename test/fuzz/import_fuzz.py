@@ -26,6 +26,33 @@ def ion_lines(rng, n):
                    % (MARK, rng.randrange(10**6), i) for i in range(n)).encode()
 
 
+def _varuint(n):
+    out = [n & 0x7F | 0x80]
+    n >>= 7
+    while n:
+        out.insert(0, n & 0x7F)
+        n >>= 7
+    return bytes(out)
+
+
+def _tl(t, body):
+    return (bytes([t << 4 | len(body)]) if len(body) < 14 else bytes([t << 4 | 14]) + _varuint(len(body))) + body
+
+
+def ion_binary(rng, n):
+    """Binary Ion: version marker, a local symbol table, then {Item: {...}} values."""
+    syms = [b"Item", b"pk", b"n", b"$dynamodb_SS", b"ss", b"b"]
+    table = _tl(13, _varuint(7) + _tl(11, b"".join(_tl(8, x) for x in syms)))
+    out = bytes([0xE0, 1, 0, 0xEA]) + _tl(14, _varuint(1) + _varuint(3) + table)
+    for i in range(n):
+        pk = ("%s-%d-%d" % (MARK, rng.randrange(10**6), i)).encode()
+        body = (_varuint(11) + _tl(8, pk) + _varuint(12) + _tl(5, bytes([0xC1]) + i.to_bytes(4, "big"))
+                + _varuint(14) + _tl(14, _varuint(1) + _varuint(13) + _tl(11, _tl(8, b"a") + _tl(8, b"b")))
+                + _varuint(15) + _tl(10, os.urandom(rng.randrange(0, 20))))
+        out += _tl(13, _varuint(10) + _tl(13, body))
+    return out
+
+
 def csv_lines(rng, n):
     return ("pk,a,b\n" + "".join('"%s-%d","x,y",%d\n' % (MARK, rng.randrange(10**6), i) for i in range(n))).encode()
 
@@ -82,7 +109,7 @@ def main():
     cur = conn.cursor()
     cur.execute("COPY (SELECT 1) TO PROGRAM 'rm -rf exchange/fuzz && mkdir -p exchange/fuzz'")
     cur.execute("SELECT dynindex.set_object_store('fuzz', 'directory', directory => 'exchange/fuzz')")
-    gens = {"DYNAMODB_JSON": valid_lines, "ION": ion_lines, "CSV": csv_lines}
+    gens = {"DYNAMODB_JSON": valid_lines, "ION": ion_lines, "ION_BINARY": ion_binary, "CSV": csv_lines}
     arns = []
     n = 0
     for fmt, gen in gens.items():
@@ -97,7 +124,7 @@ def main():
                     blob = mutate(rng, blob)                             # damage the compressed stream
                 cur.execute("SELECT dynindex.write_object('fuzz', %s, %s)", (prefix + "%03d" % f, psycopg2.Binary(blob)))
                 n += 1
-            req = {"S3BucketSource": {"S3Bucket": "fuzz", "S3KeyPrefix": prefix}, "InputFormat": fmt,
+            req = {"S3BucketSource": {"S3Bucket": "fuzz", "S3KeyPrefix": prefix}, "InputFormat": fmt.replace("_BINARY", ""),
                    "InputCompressionType": comp,
                    "TableCreationParameters": {"TableName": "Fuzz_%s_%s" % (fmt, comp), "BillingMode": "PAY_PER_REQUEST",
                                                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
