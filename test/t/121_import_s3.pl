@@ -79,4 +79,5 @@ unlike($log, qr/\Q$SECRET\E/, 'the secret is in no log line');
 is(scalar(grep { /u3007|b3007/ && !/statement:/ } split /\n(?=\d{4}-)/, $log), 0, 'no item content in the server\'s messages');
 
 $node->stop;
+DynS3::kill9($s3);    # the server (and its proxy) must not outlive the test
 done_testing();
