@@ -29,6 +29,7 @@
 #include "storage/fd.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/procsignal.h"
 #include "storage/shmem.h"
 #include "utils/guc.h"
 
@@ -181,6 +182,20 @@ http_sigterm(SIGNAL_ARGS)
 	errno = save_errno;
 }
 
+/*
+ * After each pass of the event loop: absorb a ProcSignalBarrier the server
+ * waits for (DROP DATABASE, ALTER DATABASE SET TABLESPACE, ... wait until
+ * every process has released its file handles).  PostgreSQL's SIGUSR1
+ * handler sets the flag, and the signal ends epoll_wait with EINTR, so a
+ * worker idle in the loop answers at once instead of never.
+ */
+static void
+absorb_barriers(void)
+{
+	if (ProcSignalBarrierPending)
+		ProcessProcSignalBarrier();
+}
+
 /* The postmaster died: stop at once, as every backend does. */
 static void
 postmaster_died(void *arg, uint32_t events)
@@ -243,6 +258,7 @@ dynindex_http_main(Datum arg)
 	postmaster_watch.fn = postmaster_died;
 	if (!loop_add(&postmaster_watch, postmaster_alive_fds[POSTMASTER_FD_WATCH], EPOLLIN))
 		ereport(FATAL, (errmsg("dynindex_http: cannot watch the postmaster: %m")));
+	(void) loop_hook(NULL, absorb_barriers);
 	if (DatumGetInt32(arg) == 0)
 		metrics_main();
 	/* PostgreSQL's own files (its descriptor cache of at most max_safe_fds) come first */

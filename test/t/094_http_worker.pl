@@ -156,6 +156,13 @@ $locker->quit;
 is($j->{Item}{v}{N}, '1', 'the next request is served');
 like(slurp_file($node->logfile), qr/dynindex_http: GetItem cancelled after 2 s/, 'the timeout is logged');
 
+# ---- DROP DATABASE: idle workers absorb its ProcSignalBarrier ----
+$node->safe_psql('postgres', 'CREATE DATABASE dropme');
+my ($ret) = $node->psql('postgres', 'DROP DATABASE dropme', timeout => 30);
+is($ret, 0, 'DROP DATABASE completes while the workers wait for requests (they answer its barrier)');
+($st, $j) = call('GetItem', { TableName => 'Things', Key => { pk => { S => 'a' } } });
+is($j->{Item}{v}{N}, '1', 'and they go on serving');
+
 # ---- pg_terminate_backend: the worker comes back ----
 $node->safe_psql('postgres', "SELECT pg_terminate_backend($pids[0])");
 $deadline = time + 20;
