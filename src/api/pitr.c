@@ -235,7 +235,7 @@ Jsonb *
 DynRestoreTableToPointInTime(Jsonb *req)
 {
 	JsonbContainer *r = &req->root;
-	char	   *source_name = RqGetString(r, "SourceTableName");
+	char	   *source_name;
 	char	   *source_arn;
 	char	   *target;
 	JsonbValue *when;
