@@ -245,6 +245,17 @@ SELECT ptry('UpdateContinuousBackups', '{"TableName": "PitrLatest", "PointInTime
 SELECT to_regclass(:'latest_history') IS NULL AS history_dropped;
 SELECT dynindex.api('PutItem', '{"TableName": "PitrLatest", "Item": {"pk": {"S": "t"}, "sk": {"N": "1"}, "v": {"N": "2"}}}') IS NOT NULL AS written_without_history;
 
+-- ---- rights: item_history and restores need the admin right on the table (a reader is denied)
+CREATE ROLE pitr_reader NOLOGIN;
+SELECT dynindex.grant_table('PitrLatest', 'pitr_reader', 'read');
+SET ROLE pitr_reader;
+SELECT count(*) FROM dynindex.item_history('PitrLatest', '{"pk": {"S": "t"}, "sk": {"N": "1"}}');
+SELECT ptry('UpdateContinuousBackups', '{"TableName": "PitrLatest", "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": true}}');
+SELECT ptry('DescribeContinuousBackups', '{"TableName": "PitrLatest"}');
+RESET ROLE;
+SELECT dynindex.revoke_table('PitrLatest', 'pitr_reader');
+DROP ROLE pitr_reader;
+
 -- clean up (later suites list tables)
 SELECT count(dynindex.api('DeleteTable', jsonb_build_object('TableName', table_name))) FROM dynindex.tables
   WHERE table_name IN ('Pitr', 'Plain', 'PitrAtA1', 'PitrAtB2', 'PitrLatest', 'PitrOver', 'PitrGone', 'PitrGoneK');

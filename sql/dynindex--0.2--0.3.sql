@@ -93,7 +93,7 @@ RETURNS TABLE (valid_from timestamptz, valid_to timestamptz, item jsonb)
 AS 'MODULE_PATHNAME', 'dynindex_item_history'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.item_history(text, jsonb) IS
-  'The recorded versions of one item of a table with point-in-time recovery, oldest first: each with the commit times it was valid from and to (valid_from NULL: before the history starts; valid_to NULL: the current item), item NULL when the key was absent. Needs the read right on the table.';
+  'The recorded versions of one item of a table with point-in-time recovery, oldest first: each with the commit times it was valid from and to (valid_from NULL: before the history starts; valid_to NULL: the current item), item NULL when the key was absent. Needs the admin right on the table.';
 
 CREATE FUNCTION dynindex.restore_table_to_point_in_time(source_table text, target_table text, restore_time timestamptz)
 RETURNS jsonb

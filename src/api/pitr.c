@@ -347,7 +347,7 @@ dynindex_item_history(PG_FUNCTION_ARGS)
 	DynCatalogRevalidate();
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* the read right on the table; the history is read with the owner's rights */
+	/* the admin right on the table; the history is read with the owner's rights */
 	DynSecurityEnter("item_history", &sec_op);
 	PG_TRY();
 	{

@@ -103,7 +103,7 @@ static const OperationAccess operation_access[] = {
 	{"wait_for_indexes", DYN_ACCESS_DESCRIBE, false},
 	{"verify_indexes", DYN_ACCESS_ADMIN, false},
 	{"index_stats", DYN_ACCESS_READ, false},
-	{"item_history", DYN_ACCESS_READ, false},
+	{"item_history", DYN_ACCESS_ADMIN, false},	/* every version of every key: as a restore */
 	{"contributor_insights", DYN_ACCESS_DESCRIBE, false},
 	{"throughput_buckets", DYN_ACCESS_DESCRIBE, false},
 	{NULL, DYN_ACCESS_ADMIN, false}
