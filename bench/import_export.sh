@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Import (and export: its own part) against PostgreSQL's COPY (issue #28).
+# Import against PostgreSQL's COPY (issue #28); the export part is bench/export.sh.
 # See bench/README.md, "Import and export".
 # Usage: PGHOST=... PGPORT=... [PGUSER=...] bench/import_export.sh [dbname]
 #   N (1000000) items of ~200 bytes, FILES (10) objects; SIZES (N) a list of

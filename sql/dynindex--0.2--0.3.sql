@@ -59,6 +59,10 @@ REVOKE ALL ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(t
     dynindex.write_object(text, text, bytea) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.list_objects(text, text), dynindex.read_object(text, text),
     dynindex.write_object(text, text, bytea) TO dynindex_admin;
+CREATE FUNCTION dynindex._parse_s3_xml(body text, tag text)
+RETURNS text[] AS 'MODULE_PATHNAME', 'dynindex__parse_s3_xml' LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION dynindex._parse_s3_xml(text, text) IS
+    'Every <tag> element of an S3 response as the S3 client reads it (tests and the fuzz suite)';
 
 
 -- == pitr ==
@@ -356,3 +360,71 @@ REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(tex
 GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
     dynindex.list_regions() TO dynindex_admin;
 
+
+
+-- == export ==
+-- ExportTableToPointInTime (src/api/exports.c, src/exchange/export.c): one row
+-- per export; export_num is its job's id (dynindex.jobs, src/worker/jobs.c).
+CREATE TABLE dynindex.exports (
+    export_num          bigint PRIMARY KEY,
+    export_arn          text NOT NULL UNIQUE,
+    export_id           text NOT NULL,
+    table_name          text NOT NULL,
+    table_arn           text NOT NULL,
+    table_id            uuid NOT NULL,
+    status              text NOT NULL DEFAULT 'IN_PROGRESS'
+                        CHECK (status IN ('IN_PROGRESS', 'COMPLETED', 'FAILED')),
+    export_type         text NOT NULL,
+    export_format       text NOT NULL,
+    export_view_type    text,
+    export_time         timestamptz,
+    export_from_time    timestamptz,
+    export_to_time      timestamptz,
+    s3_bucket           text NOT NULL,
+    s3_bucket_owner     text,
+    s3_prefix           text,
+    s3_sse_algorithm    text,
+    s3_sse_kms_key_id   text,
+    client_token        text,
+    request             jsonb NOT NULL,
+    requested_by        name NOT NULL,
+    start_time          timestamptz NOT NULL,
+    end_time            timestamptz,
+    item_count          bigint,
+    billed_size_bytes   bigint,
+    export_manifest     text,
+    failure_code        text,
+    failure_message     text
+);
+CREATE INDEX ON dynindex.exports (client_token) WHERE client_token IS NOT NULL;
+CREATE INDEX ON dynindex.exports (table_name);
+REVOKE ALL ON dynindex.exports FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.exports', '');
+COMMENT ON TABLE dynindex.exports IS 'ExportTableToPointInTime jobs: request, status, counts (internal; see dynindex.export_status).';
+
+-- Progress of the exports: a running export's process reports its item count
+-- in pg_stat_activity ("export <num>: <n> items").
+CREATE VIEW dynindex.export_status AS
+SELECT e.export_arn, e.table_name, e.status, e.export_type, e.export_format,
+       coalesce(e.item_count, (SELECT substring(a.query FROM ': ([0-9]+) items')::bigint
+                                 FROM pg_catalog.pg_stat_activity a
+                                WHERE a.query LIKE 'export ' || e.export_num || ': %' LIMIT 1)) AS items,
+       e.billed_size_bytes, e.start_time, e.end_time, e.export_time, e.s3_bucket, e.s3_prefix,
+       e.export_manifest, e.failure_code, e.failure_message
+  FROM dynindex.exports e;
+REVOKE ALL ON dynindex.export_status FROM PUBLIC;
+GRANT SELECT ON dynindex.export_status TO dynindex_admin;
+COMMENT ON VIEW dynindex.export_status IS 'Exports and their progress (account-wide administrators).';
+
+CREATE FUNCTION dynindex.export_table(table_name text, s3_bucket text, s3_prefix text DEFAULT NULL,
+    export_format text DEFAULT 'DYNAMODB_JSON', export_time timestamptz DEFAULT NULL)
+RETURNS text LANGUAGE sql VOLATILE AS $$
+  SELECT dynindex.api('ExportTableToPointInTime', jsonb_strip_nulls(jsonb_build_object(
+    'TableArn', 'arn:aws:dynamodb:' || current_setting('dynindex.region') || ':'
+                || current_setting('dynindex.account_id') || ':table/' || table_name,
+    'S3Bucket', s3_bucket, 'S3Prefix', s3_prefix, 'ExportFormat', export_format,
+    'ExportTime', extract(epoch FROM export_time))))
+    #>> '{ExportDescription,ExportArn}'
+$$;
+COMMENT ON FUNCTION dynindex.export_table(text, text, text, text, timestamptz) IS
+    'Start an export of a table (ExportTableToPointInTime); returns the ExportArn';

@@ -37,12 +37,14 @@ static const OperationEntry operations[] = {
 	{"DescribeBackup", DynDescribeBackup},	/* backups.c */
 	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* pitr.c */
 	{"DescribeContributorInsights", DynDescribeContributorInsights},	/* src/api/insights.c */
+	{"DescribeExport", DynDescribeExport},	/* src/api/exports.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeStream", DynDescribeStream},	/* src/api/streams.c */
 	{"DescribeTable", DynDescribeTable},
 	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
 	{"ExecuteStatement", DynExecuteStatement},	/* partiql.c */
 	{"ExecuteTransaction", DynExecuteTransaction},	/* partiql.c */
+	{"ExportTableToPointInTime", DynExportTableToPointInTime},	/* exports.c */
 	{"GetItem", DynGetItem},
 	{"GetRecords", DynGetRecords},	/* streams.c */
 	{"GetShardIterator", DynGetShardIterator},	/* streams.c */
@@ -51,6 +53,7 @@ static const OperationEntry operations[] = {
 	{"ListImports", DynListImports},	/* imports.c */
 	{"ListBackups", DynListBackups},	/* backups.c */
 	{"ListContributorInsights", DynListContributorInsights},	/* insights.c */
+	{"ListExports", DynListExports},	/* exports.c */
 	{"ListStreams", DynListStreams},	/* streams.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
@@ -79,8 +82,8 @@ static const OperationEntry operations[] = {
  * same refusal.
  */
 static const char *const standby_operations[] = {
-	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeContributorInsights", "DescribeLimits",
-	"DescribeTable", "DescribeTimeToLive", "GetItem", "ListBackups", "ListTagsOfResource",
+	"BatchGetItem", "DescribeBackup", "DescribeContinuousBackups", "DescribeContributorInsights", "DescribeExport",
+	"DescribeLimits", "DescribeTable", "DescribeTimeToLive", "GetItem", "ListBackups", "ListExports", "ListTagsOfResource",
 	"ListContributorInsights", "ListTables", "Query", "Scan", "TransactGetItems",
 	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", "DescribeImport", "ListImports",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",

@@ -91,6 +91,11 @@ extern Jsonb *DynUpdateContributorInsights(Jsonb *req);
 extern Jsonb *DynDescribeContributorInsights(Jsonb *req);
 extern Jsonb *DynListContributorInsights(Jsonb *req);
 
+/* exports.c */
+extern Jsonb *DynExportTableToPointInTime(Jsonb *req);
+extern Jsonb *DynDescribeExport(Jsonb *req);
+extern Jsonb *DynListExports(Jsonb *req);
+
 /* transact.c */
 extern Jsonb *DynTransactWriteItems(Jsonb *req);
 extern Jsonb *DynTransactGetItems(Jsonb *req);

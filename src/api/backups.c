@@ -184,33 +184,6 @@ static const char *const restore_request_sql =
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Run a query returning one jsonb (or none: NULL). */
-static Jsonb *
-query_jsonb(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls)
-{
-	bool		isnull;
-	Datum		d;
-
-	if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 0) < 0)
-		elog(ERROR, "could not run a backup catalog query");
-	if (SPI_processed == 0)
-		return NULL;
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? NULL : DatumGetJsonbPCopy(d);
-}
-
-/* {"<key>": value} */
-static Jsonb *
-wrap(const char *key, Jsonb *value)
-{
-	JsonbParseState *st = NULL;
-
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, key);
-	RqPushJsonb(&st, WJB_VALUE, value);
-	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
-}
-
 /* Take a transaction advisory lock without waiting; false if another holds it. */
 static bool
 try_lock(int32 class, const char *name, bool shared)
@@ -242,7 +215,7 @@ backup_description(const char *arn, const char *status)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(arn)};
 
-	return query_jsonb(psprintf("SELECT %s FROM dynindex.backups b, LATERAL (SELECT b.definition AS d) x "
+	return RqQueryJsonb(psprintf("SELECT %s FROM dynindex.backups b, LATERAL (SELECT b.definition AS d) x "
 								"WHERE b.backup_arn = $1",
 								status ? psprintf(DESCRIPTION_SQL("%s"), quote_literal_cstr(status))
 								: DESCRIPTION_SQL("b.status")),
@@ -308,7 +281,7 @@ DynCreateBackup(Jsonb *req)
 		Oid			types[1] = {TEXTOID};
 		Datum		args[1] = {CStringGetTextDatum(t->name)};
 
-		definition = query_jsonb(definition_sql, 1, types, args, NULL);
+		definition = RqQueryJsonb(definition_sql, 1, types, args, NULL);
 		if (definition == NULL)
 			DynError(DYN_ERR_TABLE_NOT_FOUND, "Table not found: %s", name);
 	}
@@ -339,7 +312,7 @@ DynCreateBackup(Jsonb *req)
 		args[8] = Int64GetDatum(count);
 		args[9] = Int64GetDatum(bytes);
 		args[10] = JsonbPGetDatum(definition);
-		details = query_jsonb("WITH n AS (SELECT clock_timestamp() AS now), "
+		details = RqQueryJsonb("WITH n AS (SELECT clock_timestamp() AS now), "
 							  "i AS (SELECT lpad(greatest(floor(extract(epoch FROM n.now) * 1000)::int8, "
 							  "             (SELECT max(left(backup_id, 14)::int8) + 1 FROM dynindex.backups))::text, 14, '0') || '-' || "
 							  "             substr(md5(random()::text), 1, 8) AS id, n.now FROM n), "
@@ -352,7 +325,7 @@ DynCreateBackup(Jsonb *req)
 							  11, types, args, NULL);
 		if (details == NULL)
 			elog(ERROR, "could not record a backup");
-		return wrap("BackupDetails", details);
+		return RqWrap("BackupDetails", details);
 	}
 }
 
@@ -369,7 +342,7 @@ DynDescribeBackup(Jsonb *req)
 	desc = backup_description(arn, NULL);
 	if (desc == NULL)
 		DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
-	return wrap("BackupDescription", desc);
+	return RqWrap("BackupDescription", desc);
 }
 
 /* DeleteBackup */
@@ -399,7 +372,7 @@ DynDeleteBackup(Jsonb *req)
 		!= SPI_OK_DELETE)
 		elog(ERROR, "could not delete a backup");
 	DynBackupDropCopy(copy);
-	return wrap("BackupDescription", desc);
+	return RqWrap("BackupDescription", desc);
 }
 
 /* ListBackups */
@@ -547,7 +520,7 @@ DynBackupsRestoreRequest(Jsonb *definition, const char *target, JsonbContainer *
 		else
 			args[2 + i] = JsonbPGetDatum(JsonbValueToJsonb(v));
 	}
-	create = query_jsonb(restore_request_sql, 8, types, args, nulls);
+	create = RqQueryJsonb(restore_request_sql, 8, types, args, nulls);
 	if (create == NULL)
 		elog(ERROR, "could not build the restored table's definition");
 	if (RqStringIs(r, "BillingModeOverride", "PROVISIONED") && RqGet(r, "GlobalSecondaryIndexOverride") == NULL)
@@ -567,8 +540,8 @@ DynBackupsRestoredDescription(DynTable *t)
 	Datum		args[1];
 
 	args[0] = JsonbPGetDatum(DynTableDescription(t, "CREATING", false));
-	return wrap("TableDescription",
-				query_jsonb("SELECT jsonb_set($1, '{RestoreSummary,RestoreInProgress}', 'true')",
+	return RqWrap("TableDescription",
+				RqQueryJsonb("SELECT jsonb_set($1, '{RestoreSummary,RestoreInProgress}', 'true')",
 							1, types, args, NULL));
 }
 
@@ -579,7 +552,7 @@ DynBackupsTableDefinition(const char *name)
 	Oid			types[1] = {TEXTOID};
 	Datum		args[1] = {CStringGetTextDatum(name)};
 
-	return query_jsonb(definition_sql, 1, types, args, NULL);
+	return RqQueryJsonb(definition_sql, 1, types, args, NULL);
 }
 
 /* RestoreTableFromBackup */
@@ -610,13 +583,13 @@ DynRestoreTableFromBackup(Jsonb *req)
 	{
 		Oid			types[1] = {TEXTOID};
 		Datum		args[1] = {CStringGetTextDatum(arn)};
-		Jsonb	   *definition = query_jsonb("SELECT definition FROM dynindex.backups WHERE backup_arn = $1",
+		Jsonb	   *definition = RqQueryJsonb("SELECT definition FROM dynindex.backups WHERE backup_arn = $1",
 											 1, types, args, NULL);
 
 		if (definition == NULL)
 			DynError(DYN_ERR_BACKUP_NOT_FOUND, "Backup not found: %s", arn);
 		create = DynBackupsRestoreRequest(definition, target, r);
-		summary = query_jsonb("SELECT jsonb_build_object('RestoreSummary', jsonb_build_object("
+		summary = RqQueryJsonb("SELECT jsonb_build_object('RestoreSummary', jsonb_build_object("
 							  "'SourceBackupArn', b.backup_arn, 'SourceTableArn', b.table_arn, "
 							  "'RestoreDateTime', " EPOCH("b.created_at") ", 'RestoreInProgress', false)) "
 							  "FROM dynindex.backups b WHERE b.backup_arn = $1",

@@ -4,6 +4,8 @@
  */
 #include "postgres.h"
 
+#include "executor/spi.h"
+
 #include <math.h>
 
 #include "common/base64.h"
@@ -1007,4 +1009,31 @@ RqEmptyObject(void)
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* {"<key>": value} */
+Jsonb *
+RqWrap(const char *key, Jsonb *value)
+{
+	JsonbParseState *st = NULL;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, key);
+	RqPushJsonb(&st, WJB_VALUE, value);
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}
+
+/* Run an SPI query returning one jsonb (none, or NULL: NULL), copied out of SPI's memory. */
+Jsonb *
+RqQueryJsonb(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute_with_args(sql, nargs, types, args, nulls, false, 0) < 0)
+		elog(ERROR, "could not run a catalog query");
+	if (SPI_processed == 0)
+		return NULL;
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	return isnull ? NULL : DatumGetJsonbPCopy(d);
 }

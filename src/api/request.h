@@ -101,5 +101,9 @@ extern void RqPushInt(JsonbParseState **st, JsonbIteratorToken tok, int64 i);
 extern void RqPushBool(JsonbParseState **st, JsonbIteratorToken tok, bool b);
 extern void RqPushJsonb(JsonbParseState **st, JsonbIteratorToken tok, Jsonb *jb);
 extern Jsonb *RqEmptyObject(void);
+/* {"<key>": value} */
+extern Jsonb *RqWrap(const char *key, Jsonb *value);
+/* An SPI query's one jsonb result (NULL: no row, or NULL), copied out of SPI's memory. */
+extern Jsonb *RqQueryJsonb(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls);
 
 #endif

@@ -817,6 +817,13 @@ DynCatalogCheckBackup(const char *backup_arn)
 	check_arn_table_right(backup_arn, "/backup/", DYN_ACCESS_ADMIN);
 }
 
+/* An export operation: the read right on the export's table. */
+void
+DynCatalogCheckExport(const char *export_arn)
+{
+	check_arn_table_right(export_arn, "/export/", DYN_ACCESS_READ);
+}
+
 /*
  * DynCatalogGetTable for DeleteTable and UpdateTable, called once they hold
  * the table's catalog row lock: a catalog change committed while they waited

@@ -165,6 +165,8 @@ extern void DynCatalogCheckStream(const char *stream_arn);
  * (arn:...:table/<name>/backup/<id>), checked before the backup is looked up.
  */
 extern void DynCatalogCheckBackup(const char *backup_arn);
+/* DescribeExport: the read right on the table an export ARN names. */
+extern void DynCatalogCheckExport(const char *export_arn);
 /* AccessDeniedException naming the operation being served and the resource. */
 pg_noreturn extern void DynCatalogAccessDenied(const char *resource);
 

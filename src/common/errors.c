@@ -48,6 +48,9 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_IMPORT_NOT_FOUND] = {"ImportNotFoundException", "YD050"},
 	[DYN_ERR_IMPORT_CONFLICT] = {"ImportConflictException", "YD051"},
 	[DYN_ERR_THROTTLING] = {"ThrottlingException", "YD016"},
+	[DYN_ERR_EXPORT_NOT_FOUND] = {"ExportNotFoundException", "YD060"},
+	[DYN_ERR_EXPORT_CONFLICT] = {"ExportConflictException", "YD061"},
+	[DYN_ERR_INVALID_EXPORT_TIME] = {"InvalidExportTimeException", "YD062"},
 };
 
 /* DynamoDB's name of an error type. */

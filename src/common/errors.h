@@ -46,6 +46,10 @@ typedef enum DynErrorCode
 	DYN_ERR_IMPORT_NOT_FOUND,	/* DescribeImport (src/api/imports.c) */
 	DYN_ERR_IMPORT_CONFLICT,	/* ImportTable: a ClientToken reused with other parameters */
 	DYN_ERR_THROTTLING,			/* on-demand throughput exceeded (src/api/throughput.c) */
+	/* exports (src/api/exports.c) */
+	DYN_ERR_EXPORT_NOT_FOUND,
+	DYN_ERR_EXPORT_CONFLICT,
+	DYN_ERR_INVALID_EXPORT_TIME,
 	DYN_ERR__COUNT
 } DynErrorCode;
 

@@ -18,6 +18,7 @@
 #include "utils/lsyscache.h"
 
 #include "common/arn.h"
+#include "exchange/export.h"
 #include "exchange/objstore_int.h"
 #include "security/security.h"
 
@@ -38,6 +39,15 @@ DynObjStoreDefineSettings(void)
 							"Seconds an S3 request may stall (no byte moving) before it fails.",
 							NULL, &dynindex_s3_timeout_s, 60, 1, 3600,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.export_nice",
+							"Nice value of export jobs' processes (0: the server's priority).",
+							"Exports are compression-bound background work; a positive value leaves the CPU to the writers first.",
+							&dynindex_export_nice, 10, 0, 19,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.export_file_size",
+							"Uncompressed size of an export's data file after which the next one is started.",
+							NULL, &dynindex_export_file_size_mb, 1024, 1, 1024 * 1024,
+							PGC_SIGHUP, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomStringVariable("dynindex.exchange_directory",
 							   "Server directory under which directory object stores may lie (empty: none may).",
 							   "Set by a superuser; dynindex.set_object_store accepts only directories inside it.",
@@ -106,7 +116,7 @@ spi_text(int col, MemoryContext cxt)
  * NULL when there is none.
  */
 static DynObjStore *
-lookup(const char *bucket, const char *owner)
+lookup(const char *bucket, const char *owner, bool *wrong_owner)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	DynSecurityState sec;
@@ -141,12 +151,9 @@ lookup(const char *bucket, const char *owner)
 		s->directory = spi_text(8, cxt);
 		row_owner = spi_text(9, cxt);
 		/* S3BucketOwner names the account the bucket must belong to (S3's ExpectedBucketOwner) */
-		if (owner && strcmp(owner, row_owner ? row_owner : dynindex_account_id) != 0)
-			s = (DynObjStore *) -1;
+		*wrong_owner = owner && strcmp(owner, row_owner ? row_owner : dynindex_account_id) != 0;
 	}
 	DynSecurityEndInternal(&sec);
-	if (s == (DynObjStore *) -1)
-		DynObjFail(DYN_OBJ_ACCESS_DENIED, "Access Denied");
 	return s;
 }
 
@@ -154,10 +161,13 @@ lookup(const char *bucket, const char *owner)
 DynObjStore *
 DynObjStoreOpen(const char *bucket, const char *owner)
 {
-	DynObjStore *s = lookup(bucket, owner);
+	bool		wrong_owner = false;
+	DynObjStore *s = lookup(bucket, owner, &wrong_owner);
 
 	if (s == NULL)
 		DynObjFail(DYN_OBJ_NO_SUCH_BUCKET, "The specified bucket does not exist");
+	if (wrong_owner)
+		DynObjFail(DYN_OBJ_ACCESS_DENIED, "Access Denied (the bucket's owner is not %s)", owner);
 	if (s->kind == DYN_OBJ_DIRECTORY)
 		DynDirCheckPath(s->directory);
 	return s;
@@ -168,9 +178,11 @@ bool
 DynObjStoreCheckUse(const char *bucket, const char *owner, bool write)
 {
 	DynObjStore *s;
-	Oid			role = GetUserId();
+	/* inside an operation (which may run with the owner's rights): its caller */
+	Oid			role = DynSecurityOperation() ? DynSecurityCaller() : GetUserId();
+	bool		wrong_owner = false;
 
-	s = lookup(bucket, owner);
+	s = lookup(bucket, owner, &wrong_owner);
 	if (s == NULL || s->kind == DYN_OBJ_S3)
 		return true;
 	if (superuser_arg(role))

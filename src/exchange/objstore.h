@@ -64,8 +64,8 @@ typedef void (*DynObjListFn) (const char *key, int64 size, void *arg);
 extern DynObjStore *DynObjStoreOpen(const char *bucket, const char *owner);
 
 /*
- * May the current user use the bucket's store (write: to export; else to
- * import)?  Directory stores need membership in pg_write_server_files
+ * May the current user (inside an operation: its caller) use the bucket's
+ * store (write: to export; else to import)?  Directory stores need membership in pg_write_server_files
  * (writing) or pg_read_server_files (reading), as COPY to and from server
  * files does; S3 stores need nothing more than the table right the operation
  * checked.  Returns false when refused; an unconfigured bucket is allowed

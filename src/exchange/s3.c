@@ -22,10 +22,13 @@
 
 #include <curl/curl.h>
 
+#include "catalog/pg_type.h"
 #include "common/cryptohash.h"
 #include "common/sha2.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "exchange/objstore_int.h"
@@ -497,12 +500,25 @@ DynS3WriterInit(DynObjWriter *w)
 	initStringInfo(&w->buf);
 }
 
+/* The canonical query of a multipart upload's requests: [partNumber=N&]uploadId=<id> (part 0: none). */
+static char *
+upload_query(DynObjWriter *w, int part)
+{
+	StringInfoData q;
+
+	initStringInfo(&q);
+	if (part > 0)
+		appendStringInfo(&q, "partNumber=%d&", part);
+	appendStringInfoString(&q, "uploadId=");
+	uri_encode(&q, w->upload_id, false);
+	return q.data;
+}
+
 /* Send the filled part (starting the multipart upload with the first). */
 static void
 upload_part(DynObjWriter *w)
 {
 	S3Response *r;
-	StringInfoData q;
 
 	if (w->upload_id == NULL)
 	{
@@ -514,10 +530,7 @@ upload_part(DynObjWriter *w)
 			w->upload_id[0] == '\0')
 			DynObjFail(DYN_OBJ_INVALID, "The object store did not start a multipart upload");
 	}
-	initStringInfo(&q);
-	appendStringInfo(&q, "partNumber=%d&uploadId=", w->nparts + 1);
-	uri_encode(&q, w->upload_id, false);
-	r = s3_request(w->store, "PUT", w->key, q.data, w->buf.data, w->buf.len, NULL, 1024 * 1024);
+	r = s3_request(w->store, "PUT", w->key, upload_query(w, w->nparts + 1), w->buf.data, w->buf.len, NULL, 1024 * 1024);
 	expect_ok(r);
 	if (r->etag[0] == '\0')
 		DynObjFail(DYN_OBJ_INVALID, "The object store sent no ETag for a part");
@@ -552,7 +565,6 @@ void
 DynS3WriterClose(DynObjWriter *w)
 {
 	StringInfoData x;
-	StringInfoData q;
 	S3Response *r;
 
 	if (w->upload_id == NULL)
@@ -585,10 +597,7 @@ DynS3WriterClose(DynObjWriter *w)
 		appendStringInfoString(&x, "</ETag></Part>");
 	}
 	appendStringInfoString(&x, "</CompleteMultipartUpload>");
-	initStringInfo(&q);
-	appendStringInfoString(&q, "uploadId=");
-	uri_encode(&q, w->upload_id, false);
-	r = s3_request(w->store, "POST", w->key, q.data, x.data, x.len, NULL, 1024 * 1024);
+	r = s3_request(w->store, "POST", w->key, upload_query(w, 0), x.data, x.len, NULL, 1024 * 1024);
 	expect_ok(r);
 	/* S3 may answer 200 and report the failure in the body */
 	if (r->body && strstr(r->body, "<Error>") != NULL)
@@ -613,12 +622,7 @@ DynS3WriterAbort(DynObjWriter *w)
 		return;
 	PG_TRY();
 	{
-		StringInfoData q;
-
-		initStringInfo(&q);
-		appendStringInfoString(&q, "uploadId=");
-		uri_encode(&q, w->upload_id, false);
-		(void) s3_request(w->store, "DELETE", w->key, q.data, NULL, 0, NULL, 1024 * 1024);
+		(void) s3_request(w->store, "DELETE", w->key, upload_query(w, 0), NULL, 0, NULL, 1024 * 1024);
 	}
 	PG_CATCH();
 	{
@@ -737,7 +741,7 @@ DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg)
 		uri_encode(&q, prefix ? prefix : "", false);
 		r = s3_request(s, "GET", NULL, q.data, NULL, 0, NULL, 64 * 1024 * 1024);
 		expect_ok(r);
-		if (r->body == NULL || strstr(r->body, "<ListBucketResult") == NULL)
+		if (r->body == NULL || strstr(r->body, "<ListBucketResult") == NULL || strstr(r->body, "</ListBucketResult>") == NULL)
 			DynObjFail(DYN_OBJ_INVALID, "The object store sent no listing");
 		while ((block = DynS3XmlNext(r->body, r->len, &pos, "Contents")) != NULL)
 		{
@@ -773,4 +777,63 @@ DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(page_cxt);
+}
+
+PG_FUNCTION_INFO_V1(dynindex__parse_s3_xml);
+
+/*
+ * dynindex._parse_s3_xml(body text, tag text) RETURNS text[]: every <tag>
+ * element's text as the S3 client reads it, or one element "ERROR: <message>"
+ * for a body the client refuses.  For the fuzz suite (test/fuzz/api_fuzz.py)
+ * and tests: S3 responses are outside input.
+ */
+Datum
+dynindex__parse_s3_xml(PG_FUNCTION_ARGS)
+{
+	text	   *body;
+	char	   *tag;
+	char	   *xml;
+	size_t		len;
+	size_t		pos = 0;
+	MemoryContext cxt = CurrentMemoryContext;
+	ArrayBuildState *astate = NULL;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		PG_RETURN_NULL();
+	body = PG_GETARG_TEXT_PP(0);
+	tag = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	xml = VARDATA_ANY(body);
+	len = VARSIZE_ANY_EXHDR(body);
+	/* a tag is a plain name */
+	for (const char *p = tag; *p; p++)
+		if (!isalnum((unsigned char) *p))
+			PG_RETURN_ARRAYTYPE_P(construct_array((Datum[]) {CStringGetTextDatum("ERROR: a tag is letters and digits")},
+												  1, TEXTOID, -1, false, TYPALIGN_INT));
+	/*
+	 * The reader raises only its own failures (palloc'd strings, no other
+	 * resources), so catching them without a subtransaction is safe; any
+	 * other error goes on.
+	 */
+	PG_TRY();
+	{
+		char	   *v;
+
+		while (tag[0] != '\0' && (v = DynS3XmlNext(xml, len, &pos, tag)) != NULL)
+			astate = accumArrayResult(astate, CStringGetTextDatum(v), false, TEXTOID, cxt);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *e;
+
+		MemoryContextSwitchTo(cxt);
+		e = CopyErrorData();
+		if (e->sqlerrcode != DYN_OBJ_ERRCODE)
+			PG_RE_THROW();
+		FlushErrorState();
+		astate = accumArrayResult(NULL, CStringGetTextDatum(psprintf("ERROR: %s", e->message)), false, TEXTOID, cxt);
+	}
+	PG_END_TRY();
+	if (astate == NULL)
+		PG_RETURN_ARRAYTYPE_P(construct_empty_array(TEXTOID));
+	PG_RETURN_DATUM(makeArrayResult(astate, cxt));
 }

@@ -64,6 +64,9 @@ static const OperationAccess operation_access[] = {
 	{"DescribeContinuousBackups", DYN_ACCESS_DESCRIBE, false},
 	{"DescribeContributorInsights", DYN_ACCESS_DESCRIBE, false},
 	{"ListContributorInsights", DYN_ACCESS_NONE, false},	/* lists the tables the caller may describe */
+	{"ExportTableToPointInTime", DYN_ACCESS_READ, false},	/* the job reads the table (docs/security.md) */
+	{"DescribeExport", DYN_ACCESS_READ, false},	/* the read right on the export's table */
+	{"ListExports", DYN_ACCESS_NONE, false},	/* lists the exports of tables the caller may read */
 	{"ListBackups", DYN_ACCESS_NONE, false},	/* lists the backups of tables the caller administers */
 	{"RestoreTableFromBackup", DYN_ACCESS_CREATE, false},	/* and admin on the backup's table */
 	{"RestoreTableToPointInTime", DYN_ACCESS_CREATE, false},	/* and admin on the source table */

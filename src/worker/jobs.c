@@ -39,6 +39,7 @@
 #include "common/errors.h"
 #include "common/jobs.h"
 #include "common/wakeup.h"
+#include "exchange/export.h"
 #include "exchange/import.h"
 #include "worker/jobs.h"
 
@@ -55,6 +56,7 @@ typedef struct JobKind
 
 static const JobKind job_kinds[] = {
 	{"import", DynImportRun, DynImportFail},	/* src/exchange/import.c */
+	{"export", DynExportRun, DynExportFail},	/* src/exchange/export.c */
 	{NULL, NULL, NULL}
 };
 

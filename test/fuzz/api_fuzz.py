@@ -45,7 +45,8 @@ OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable
        "PutItem", "GetItem", "DeleteItem", "UpdateItem", "BatchGetItem",
        "BatchWriteItem", "Query", "Scan", "TransactWriteItems", "TransactGetItems",
        "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
-       "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"]
+       "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords",
+       "ExportTableToPointInTime", "DescribeExport", "ListExports"]
 STREAM_OPS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")
 ERROR_TYPES = {
     "YD001": "ValidationException", "YD002": "ResourceNotFoundException",
@@ -826,6 +827,33 @@ class Gen:
             return self.opt({"Statements": [self.pq_entry(batch=True) for _ in range(n)]})
         if op in STREAM_OPS:
             return self.stream_seed(op)
+        if op == "ExportTableToPointInTime":
+            # the fuzz tables have no point-in-time recovery: valid requests end there, no job starts
+            arn = "arn:aws:dynamodb:us-east-1:000000000000:table/%s" % self.table()
+            req = {"TableArn": arn if r.random() < 0.9 else self.table(), "S3Bucket": r.choice(["fuzz-bucket", "b", "-x-"])}
+            for k, vals in (("ExportFormat", ["DYNAMODB_JSON", "ION", "CSV"]), ("ExportType", ["FULL_EXPORT", "INCREMENTAL_EXPORT"]),
+                            ("S3Prefix", ["p", "", "a/../b"]), ("ClientToken", ["t1", "$", ""]),
+                            ("S3BucketOwner", ["000000000000", "1"]), ("S3SseAlgorithm", ["AES256", "KMS", "X"]),
+                            ("ExportTime", [0, 1.5, -1, 1e12, 2 ** 63, "now"])):
+                if r.random() < 0.3:
+                    req[k] = r.choice(vals)
+            if r.random() < 0.3:
+                req["IncrementalExportSpecification"] = {"ExportFromTime": r.choice([0, 1e9, -5, "x"]),
+                                                         "ExportToTime": r.choice([1e9 + 900, 2e9, None]),
+                                                         "ExportViewType": r.choice(["NEW_IMAGE", "NEW_AND_OLD_IMAGES", "OLD"])}
+            return req
+        if op == "DescribeExport":
+            return {"ExportArn": r.choice(["arn:aws:dynamodb:us-east-1:000000000000:table/%s/export/01234567890123-abcdef01" % self.table(),
+                                           "arn:aws:dynamodb:us-east-1:000000000000:table/x", "short"])}
+        if op == "ListExports":
+            req = {}
+            if r.random() < 0.5:
+                req["MaxResults"] = r.choice([1, 25, 0, 26])
+            if r.random() < 0.3:
+                req["NextToken"] = r.choice(["1", "-1", "x", "99999999999999999999"])
+            if r.random() < 0.3:
+                req["TableArn"] = "arn:aws:dynamodb:us-east-1:000000000000:table/%s" % self.table()
+            return req
         if op == "ExecuteTransaction":
             n = r.choice([0, 1, 101]) if r.random() < 0.1 else r.randrange(1, 5)
             req = {"TransactStatements": [self.pq_entry() for _ in range(n)]}
@@ -1198,7 +1226,18 @@ class Gen:
         "from_plain": "SELECT dynindex.from_plain(%s::jsonb, %s)::text",
         "encode_key": "SELECT dynindex.encode_key(%s::jsonb, %s)::text",
         "key_segment": "SELECT dynindex.key_segment(decode(%s, 'hex'), %s)::text",
+        "parse_s3_xml": "SELECT dynindex._parse_s3_xml(%s, %s)::text",
     }
+    # responses of S3-compatible stores, for the XML reader of src/exchange/s3.c
+    S3_XML = [
+        '<?xml version="1.0" encoding="UTF-8"?><ListBucketResult><Name>b</Name><Prefix>p/</Prefix><KeyCount>2</KeyCount>'
+        '<IsTruncated>true</IsTruncated><NextContinuationToken>1ue%2F&amp;x==</NextContinuationToken>'
+        '<Contents><Key>p/a &amp; b&#233;&#x1F600;</Key><Size>12</Size><ETag>&quot;abc&quot;</ETag></Contents>'
+        '<Contents><Key>p/c</Key><Size>0</Size></Contents></ListBucketResult>',
+        '<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not exist</Message></Error>',
+        '<InitiateMultipartUploadResult><Bucket>b</Bucket><Key>k</Key><UploadId>VXBsb2FkIElE</UploadId></InitiateMultipartUploadResult>',
+        '<CompleteMultipartUploadResult><ETag>"3858f62230ac3c915f300c664312c11f-9"</ETag></CompleteMultipartUploadResult>',
+    ]
 
     def helper(self):
         """(name, args) of a call of one of the SQL helper functions (not dynindex.api)."""
@@ -1230,6 +1269,16 @@ class Gen:
         elif name == "encode_key":
             args = [dumps(r.choice([self.av(), self.bad_av(), self.key_value(r.choice("SNB")), self.other_json()])),
                     r.random() < 0.5]
+        elif name == "parse_s3_xml":
+            x = r.choice(self.S3_XML)
+            for _ in range(r.choice([0, 1, 3, 10])):
+                i = r.randrange(len(x) + 1)
+                x = x[:i] + r.choice(["&", "&#", "&#x", ";", "<", ">", "</Key>", "<Key>", "&#0;", "&#xD800;",
+                                      "&#99999999;", "&amp", "\u00e9", "x" * 100, "", "&lt;"]) + x[i + r.randrange(3):]
+            if r.random() < 0.2:
+                x = x[:r.randrange(len(x) + 1)]
+            args = [x, r.choice(["Key", "Size", "Code", "Message", "UploadId", "ETag", "Contents", "IsTruncated",
+                                 "NextContinuationToken", "", "<", "K"])]
         else:
             args = [bytes(r.randrange(256) for _ in range(r.choice([0, 1, 4, 16, 300]))).hex(),
                     r.choice([1, 2, 4, 1000000, 0, -1, 2 ** 31 - 1, -2 ** 31])]

@@ -10,7 +10,8 @@
 // forwards the request to s3rver.  Test knobs (not S3): --max-keys N caps
 // the listing page size (paging with few objects); GET /__test/fault?mode=
 // drop-uploads makes every later upload lose its connection after
-// receiving its body, mode=none restores.
+// receiving its body, mode=slow-uploads delays every upload by 1.5 s,
+// mode=none restores.
 //
 // Usage: node server.js --port P --dir D --access-key K --secret S [--bucket B ...] [--max-keys N]
 //        [--log FILE: one line per request, "METHOD URL BODYBYTES ok|<S3 error code>"]
@@ -134,7 +135,16 @@ async function main() {
         req.socket.destroy();     // the connection is lost mid-transfer
         return;
       }
-      let url = req.url;
+      if (fault === 'slow-uploads' && req.method === 'PUT' && !req.url.includes('_started')) {
+        setTimeout(() => forward(req, res, body), 1500);
+        return;
+      }
+      forward(req, res, body);
+    });
+  });
+
+  function forward(req, res, body) {
+    let url = req.url;
       if (opt.maxKeys > 0 && req.method === 'GET' && /[?&]list-type=2(&|$)/.test(url)) {
         url += `&max-keys=${opt.maxKeys}`;
       }
@@ -148,8 +158,7 @@ async function main() {
       });
       fwd.on('error', () => xmlError(res, 500, 'InternalError', 'We encountered an internal error. Please try again.'));
       fwd.end(body);
-    });
-  });
+  }
   server.listen(opt.port, '127.0.0.1', () => {
     console.log(`READY ${server.address().port}`);
   });

@@ -343,6 +343,26 @@ my @FEATURES_03 = (
 			'ReplicaUpdates on a table created before the update sees the declared region');
 		is($node->safe_psql($db, q{SELECT dynindex.drop_region('eu-west-1')}), 't', 'the region dropped');
 	} ],
+	[ 'exports' => sub {
+		my $db = shift;
+		api($db, 'UpdateContinuousBackups', { TableName => 'Orders',
+			PointInTimeRecoverySpecification => { PointInTimeRecoveryEnabled => JSON::PP::true } });
+		# a bucket no object store is configured for: the job runs and fails as DynamoDB's export does
+		my $d = api($db, 'ExportTableToPointInTime', { TableArn => 'arn:aws:dynamodb:us-east-1:000000000000:table/Orders',
+			S3Bucket => 'nowhere' })->{ExportDescription};
+		is($d->{ExportStatus}, 'IN_PROGRESS', 'an export of a table created before the update');
+		my $st = '';
+		for (1 .. 300)
+		{
+			$st = api($db, 'DescribeExport', { ExportArn => $d->{ExportArn} })->{ExportDescription};
+			last if $st->{ExportStatus} ne 'IN_PROGRESS';
+			select(undef, undef, undef, 0.1);
+		}
+		is("$st->{ExportStatus} $st->{FailureCode}", 'FAILED S3NoSuchBucket', 'its job ran and failed cleanly');
+		ok((grep { $_->{ExportArn} eq $d->{ExportArn} } @{ api($db, 'ListExports', {})->{ExportSummaries} }), 'ListExports lists it');
+		api($db, 'UpdateContinuousBackups', { TableName => 'Orders',
+			PointInTimeRecoverySpecification => { PointInTimeRecoveryEnabled => JSON::PP::false } });
+	} ],
 );
 
 for my $f (@FEATURES_03)

@@ -1,0 +1,235 @@
+# Exports to a real S3-compatible server (test/s3/server.js: s3rver behind a
+# SigV4-verifying proxy), asked for through the in-server endpoint with
+# boto3 (export_table_to_point_in_time, describe_export, list_exports):
+# the files read back from the store's disk, independently of dynindex's
+# S3 client — every data file gunzips, its lines are {"Item": ...} and
+# count to itemCount, md5Checksum and the checksum files are right, the
+# total is ItemCount —; a data file over the part size goes up in a
+# multipart upload; the store's errors fail the export with a clean
+# FailureCode; kill -9 of the postmaster mid-export: after the restart the
+# job runs again and completes, its data/ holding exactly the manifest's
+# files.
+use strict;
+use warnings;
+use lib 'test/t';
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use JSON::PP;
+use Digest::MD5 qw(md5 md5_hex md5_base64);
+use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
+use Time::HiRes qw(usleep);
+use DynS3;
+use DynCrash;
+use File::Temp qw(tempfile);
+
+plan skip_all => 'node/npm or s3rver not available' unless DynS3::install();
+plan skip_all => 'python3 with boto3 not available' unless system("python3 -c 'import boto3' 2>/dev/null") == 0;
+
+my $KEY = 'AKIDEXPORTTEST';
+my $SECRET = 'export-secret-' . int(rand(1e9));
+my $s3 = DynS3::start(key => $KEY, secret => $SECRET, buckets => ['dynexports']);
+my $s3dir = "$s3->{dir}/data/dynexports";
+
+my $port = PostgreSQL::Test::Cluster::get_free_port();
+my $node = PostgreSQL::Test::Cluster->new('export_s3');
+$node->init(extra => [ '--encoding=UTF8', '--locale=C' ]);
+$node->append_conf('postgresql.conf', slurp_file('test/dynindex.conf')) if -f 'test/dynindex.conf';
+$node->append_conf('postgresql.conf', <<"EOC");
+shared_preload_libraries = 'dynindex,dynindex_http'
+dynindex_http.port = $port
+dynindex_http.dev = on
+dynindex_http.workers = 1
+dynindex.s3_part_size = '5MB'
+restart_after_crash = on
+log_statement = none
+EOC
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION dynindex');
+my $ep = $s3->{endpoint};
+$node->safe_psql('postgres', qq{
+  SELECT dynindex.set_object_store('dynexports', 's3', endpoint => '$ep', access_key_id => '$KEY', secret_access_key => '$SECRET');
+  SELECT dynindex.set_object_store('denied', 's3', endpoint => '$ep', access_key_id => '$KEY', secret_access_key => 'wrong', remote_bucket => 'dynexports');
+  SELECT dynindex.set_object_store('missing', 's3', endpoint => '$ep', access_key_id => '$KEY', secret_access_key => '$SECRET');
+});
+
+# 2500 items of ~5 KB of hex: a data file of ~7 MB gzip'd, over the 5 MB part size
+$node->safe_psql('postgres', q{
+  SELECT dynindex.api('CreateTable', '{"TableName":"Big","BillingMode":"PAY_PER_REQUEST",
+    "AttributeDefinitions":[{"AttributeName":"id","AttributeType":"N"}],"KeySchema":[{"AttributeName":"id","KeyType":"HASH"}]}');
+  SELECT dynindex.api('UpdateContinuousBackups', '{"TableName":"Big","PointInTimeRecoverySpecification":{"PointInTimeRecoveryEnabled":true}}');
+  SELECT count(dynindex.api('PutItem', jsonb_build_object('TableName', 'Big', 'Item', jsonb_build_object(
+    'id', jsonb_build_object('N', i::text), 'blob', jsonb_build_object('S', b.blob)))))
+  FROM generate_series(1, 2500) i,
+       LATERAL (SELECT string_agg(md5(random()::text || i || g), '') AS blob FROM generate_series(1, 160) g) b;
+});
+
+# boto3 against the endpoint
+sub boto3
+{
+	my ($code) = @_;
+	my $script = <<"EOP";
+import boto3, json, sys, time
+c = boto3.client('dynamodb', endpoint_url='http://127.0.0.1:$port', region_name='us-east-1',
+                 aws_access_key_id='x', aws_secret_access_key='y')
+def wait(arn):
+    for _ in range(1200):
+        d = c.describe_export(ExportArn=arn)['ExportDescription']
+        if d['ExportStatus'] != 'IN_PROGRESS':
+            return d
+        time.sleep(0.1)
+    return d
+$code
+EOP
+	my ($fh, $file) = tempfile(SUFFIX => '.py', UNLINK => 1);
+	print $fh $script;
+	close $fh;
+	my $out = `python3 $file 2>&1`;
+	return ($? == 0, $out);
+}
+$ENV{PYTHONIOENCODING} = 'utf-8';
+
+my ($ok, $out) = boto3(<<'EOP');
+r = c.export_table_to_point_in_time(TableArn="arn:aws:dynamodb:us-east-1:000000000000:table/Big",
+                                    S3Bucket="dynexports", S3Prefix="run1", ExportFormat="DYNAMODB_JSON")
+d = r["ExportDescription"]
+assert d["ExportStatus"] == "IN_PROGRESS", d
+d = wait(d["ExportArn"])
+l = c.list_exports(TableArn="arn:aws:dynamodb:us-east-1:000000000000:table/Big")["ExportSummaries"]
+print(json.dumps({"status": d["ExportStatus"], "items": d.get("ItemCount"), "manifest": d.get("ExportManifest"),
+                  "arn": d["ExportArn"], "listed": [e["ExportArn"] for e in l], "time": str(d["ExportTime"])}))
+EOP
+ok($ok, 'boto3: export_table_to_point_in_time, describe_export, list_exports') or diag($out);
+my $r = eval { decode_json((split /\n/, $out)[-1]) } // {};
+is($r->{status}, 'COMPLETED', 'the export completed');
+is($r->{items}, 2500, 'ItemCount');
+ok((grep { $_ eq ($r->{arn} // '') } @{ $r->{listed} // [] }), 'list_exports lists it');
+
+# ---- the files, read from the store's disk
+sub object
+{
+	my ($key) = @_;
+	my $f = "$s3dir/$key._S3rver_object";
+	return -f $f ? slurp_file($f) : undef;
+}
+my $summary_raw = object($r->{manifest} // 'none');
+ok(defined $summary_raw, 'manifest-summary.json is in the bucket');
+my $summary = eval { decode_json($summary_raw // '{}') } // {};
+is($summary->{itemCount}, 2500, 'manifest-summary: itemCount');
+is($summary->{outputFormat}, 'DYNAMODB_JSON', 'manifest-summary: outputFormat');
+is($summary->{exportArn}, $r->{arn}, 'manifest-summary: exportArn');
+is($summary->{s3Bucket}, 'dynexports', 'manifest-summary: s3Bucket');
+like($summary->{exportTime} // '', qr/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/, 'manifest-summary: exportTime');
+(my $base = $r->{manifest} // '') =~ s/manifest-summary\.json$//;
+like($base, qr{^run1/AWSDynamoDB/\d{14}-[0-9a-f]{8}/$}, 'the export directory: <prefix>/AWSDynamoDB/<ExportId>/');
+is(object("${base}manifest-summary.checksum"), md5_hex($summary_raw // ''), 'manifest-summary.checksum');
+my $files_raw = object($summary->{manifestFilesS3Key} // 'none') // '';
+is(object("${base}manifest-files.checksum"), md5_hex($files_raw), 'manifest-files.checksum');
+ok(defined object("${base}_started"), '_started');
+my ($lines, $total, $bad) = (0, 0, 0);
+my @files = map { decode_json($_) } grep { length } split /\n/, $files_raw;
+ok(@files >= 1, 'manifest-files.json names the data files');
+for my $f (@files)
+{
+	my $gz = object($f->{dataFileS3Key});
+	ok(defined $gz, "data file $f->{dataFileS3Key} is in the bucket");
+	(my $b64 = md5_base64($gz // '')) .= '==';
+	is($f->{md5Checksum}, $b64, 'md5Checksum: base64 of the MD5 of the file');
+	my $etagf = "$s3dir/$f->{dataFileS3Key}._S3rver_object.md5";
+	is($f->{etag}, -f $etagf ? slurp_file($etagf) =~ s/\s+//gr : md5_hex($gz // ''), 'etag: the store\'s');
+	my $plain;
+	gunzip(\$gz => \$plain) or diag("gunzip: $GunzipError");
+	my @l = split /\n/, $plain // '';
+	is(scalar @l, $f->{itemCount}, 'lines = itemCount');
+	for (@l)
+	{
+		my $j = eval { decode_json($_) };
+		$bad++ unless $j && $j->{Item} && $j->{Item}{id}{N} && length($j->{Item}{blob}{S}) == 5120;
+	}
+	$total += $f->{itemCount};
+}
+is($total, 2500, 'the data files hold every item');
+is($bad, 0, 'every line is {"Item": ...} with the item');
+my @req = DynS3::requests($s3);
+ok((grep { m{^PUT /dynexports/run1/AWSDynamoDB/\S+/data/[a-z0-9]{26}\.json\.gz\?partNumber=2&uploadId=} } @req),
+	'the data file went up in a multipart upload');
+
+# ---- data files of at most dynindex.export_file_size (uncompressed): several files
+$node->safe_psql('postgres', q{ALTER SYSTEM SET dynindex.export_file_size = '4MB'; SELECT pg_reload_conf()});
+sleep 1;
+my $arn4 = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'split')});
+my $st4 = '';
+for (my $i = 0; $i < 600 && $st4 !~ /^(COMPLETED|FAILED)/; $i++)
+{
+	$st4 = $node->safe_psql('postgres', qq{SELECT status FROM dynindex.exports WHERE export_arn = '$arn4'});
+	usleep(100_000);
+}
+is($st4, 'COMPLETED', 'an export in 4 MB data files');
+my $m4 = eval { decode_json(object($node->safe_psql('postgres', qq{SELECT export_manifest FROM dynindex.exports WHERE export_arn = '$arn4'})) // '{}') } // {};
+my @f4 = map { decode_json($_) } grep { length } split /\n/, (object($m4->{manifestFilesS3Key} // 'none') // '');
+cmp_ok(scalar @f4, '>=', 3, 'several data files (12.8 MB of lines)');
+my $sum4 = 0;
+$sum4 += $_->{itemCount} for @f4;
+is($sum4, 2500, 'their itemCounts add up to the items');
+$node->safe_psql('postgres', q{ALTER SYSTEM RESET dynindex.export_file_size; SELECT pg_reload_conf()});
+
+# ---- the store's errors fail the export cleanly
+sub export_status
+{
+	my ($bucket, $prefix) = @_;
+	my ($ok, $out) = boto3(<<"EOP");
+r = c.export_table_to_point_in_time(TableArn="arn:aws:dynamodb:us-east-1:000000000000:table/Big",
+                                    S3Bucket="$bucket", S3Prefix="$prefix")
+d = wait(r["ExportDescription"]["ExportArn"])
+print(json.dumps([d["ExportStatus"], d.get("FailureCode"), d.get("FailureMessage")]))
+EOP
+	return $ok ? decode_json((split /\n/, $out)[-1]) : [ 'ERROR', $out ];
+}
+my $e = export_status('denied', 'x');
+is_deeply([ @$e[0, 1] ], [ 'FAILED', 'S3AccessDenied' ], 'a wrong secret: FAILED, S3AccessDenied') or diag(explain $e);
+$e = export_status('missing', 'x');
+is_deeply($e, [ 'FAILED', 'S3NoSuchBucket', 'The specified bucket does not exist' ], 'no such bucket at the store');
+$e = export_status('notconfigured', 'x');
+is_deeply($e, [ 'FAILED', 'S3NoSuchBucket', 'The specified bucket does not exist' ], 'a bucket no store is configured for');
+DynS3::fault($s3, 'drop-uploads');
+$e = export_status('dynexports', 'dropped');
+is_deeply([ @$e[0, 1] ], [ 'FAILED', 'S3ServiceUnavailable' ], 'the connection lost mid-upload: FAILED, S3ServiceUnavailable') or diag(explain $e);
+DynS3::fault($s3, 'none');
+unlike(slurp_file($node->logfile), qr/\Q$SECRET\E|secret_access_key/, 'no secret in the server log');
+
+# ---- kill -9 of the postmaster mid-export: the job runs again after the restart
+DynS3::fault($s3, 'slow-uploads');
+my $arn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'crash')});
+like($arn, qr{/export/}, 'an export started');
+my $started = 0;
+for (my $i = 0; $i < 400 && !$started; $i++)
+{
+	$started = grep { m{^PUT /dynexports/crash/AWSDynamoDB/\S+/_started } } DynS3::requests($s3);
+	usleep(25_000);
+}
+ok($started, 'the export is writing');
+usleep(500_000);
+ok(DynCrash::crash_node($node), 'kill -9 of the postmaster and its children');
+DynS3::fault($s3, 'none');
+$node->start;
+my $status = '';
+for (my $i = 0; $i < 600; $i++)
+{
+	$status = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') || ' ' ||
+		coalesce(failure_code, '') FROM dynindex.exports WHERE export_arn = '$arn'});
+	last if $status !~ /^IN_PROGRESS/;
+	usleep(100_000);
+}
+is($status, 'COMPLETED 2500 ', 'after the restart the export completed');
+my $crash_summary = eval { decode_json(object($node->safe_psql('postgres',
+	qq{SELECT export_manifest FROM dynindex.exports WHERE export_arn = '$arn'})) // '{}') } // {};
+my @named = map { decode_json($_)->{dataFileS3Key} } grep { length } split /\n/,
+	(object($crash_summary->{manifestFilesS3Key} // 'none') // '');
+(my $crash_base = $crash_summary->{manifestFilesS3Key} // '') =~ s/manifest-files\.json$//;
+my @present = sort map { s{^\Q$s3dir\E/}{}r =~ s/\._S3rver_object$//r }
+	grep { /\._S3rver_object$/ } glob("$s3dir/${crash_base}data/*");
+is_deeply(\@present, [ sort @named ], 'data/ holds exactly the files the manifest names');
+
+$node->stop;
+DynS3::kill9($s3);
+done_testing();
