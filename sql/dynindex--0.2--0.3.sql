@@ -360,8 +360,6 @@ REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(tex
 GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
     dynindex.list_regions() TO dynindex_admin;
 
-
-
 -- == export ==
 -- ExportTableToPointInTime (src/api/exports.c, src/exchange/export.c): one row
 -- per export; export_num is its job's id (dynindex.jobs, src/worker/jobs.c).
