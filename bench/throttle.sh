@@ -7,10 +7,16 @@
 #   off:  dynindex.enforce_throughput = off
 #   on:   enforcement on (the default)
 #   ci:   enforcement on and Contributor Insights ENABLED on the table
-# Prints, for each, the median ops/s and the median server CPU per operation (the
+# Part "http" prints, for each, the median ops/s and the median server CPU per operation (the
 # endpoint workers' user + system time, from /proc, over the operations served),
 # and the ratios on / off and ci / off of both.  On a shared machine the CPU per
 # operation is the steadier figure: throughput follows whatever else runs.
+# Part "sql" measures the same three modes inside one backend: N calls of
+# dynindex.api (GetItem, PutItem) per run, the backend's own CPU time
+# (/proc/self/stat, read with pg_read_file) per call; the endpoint runs the
+# same code in its workers, so this is its server-side cost without the HTTP
+# layer and without the scheduling noise of a shared machine.
+#   BENCH_PART (all | http | sql; default all), N (default 20000)
 #
 # Builds a release build of this tree and installs it into a private copy of
 # the system's PostgreSQL (as make test does; the system's is never touched),
@@ -67,6 +73,7 @@ setmode() {  # off | on | ci
     sleep 0.5
 }
 median() { sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"; }
+PART="${BENCH_PART:-all}"; N="${N:-20000}"
 TICK="$(getconf CLK_TCK)"
 # CPU ticks (user + system) of the endpoint's workers so far
 cpu_ticks() {
@@ -79,6 +86,7 @@ cpu_ticks() {
 
 echo "==> $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg), $CLIENTS clients, $SECS s x $ROUNDS rounds"
 for op in GetItem PutItem; do
+    [ "$PART" = sql ] && break
     declare -A res=() cpu=()
     for r in $(seq 1 "$ROUNDS"); do
         for mode in off on ci; do
@@ -105,4 +113,46 @@ for op in GetItem PutItem; do
         "$(awk "BEGIN{printf \"%.3f\", $con/$coff}")" "$(awk "BEGIN{printf \"%.3f\", $cci/$coff}")"
     unset res cpu
 done
+
+# ---- inside one backend: its CPU time per dynindex.api call
+q <<'SQL'
+CREATE FUNCTION bench_ticks() RETURNS bigint LANGUAGE sql AS $$
+  SELECT (f[12])::bigint + (f[13])::bigint
+    FROM (SELECT regexp_split_to_array(regexp_replace(pg_read_file('/proc/self/stat'), '^.*\) ', ''), ' ') f) s $$;
+CREATE FUNCTION bench_calls(op text, n int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  FOR i IN 1..n LOOP
+    IF op = 'GetItem' THEN
+      PERFORM dynindex.api('GetItem', jsonb_build_object('TableName', 'BenchThr', 'Key', jsonb_build_object('pk', jsonb_build_object('S', 'k' || (i % 1000)))));
+    ELSE
+      PERFORM dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchThr', 'Item', jsonb_build_object('pk', jsonb_build_object('S', 'k' || (i % 1000)), 'v', jsonb_build_object('S', repeat('x', 100)))));
+    END IF;
+  END LOOP;
+END $$;
+SQL
+if [ "$PART" != http ]; then
+    q -c "ALTER SYSTEM RESET dynindex.enforce_throughput" -c "SELECT pg_reload_conf()" >/dev/null
+    for op in GetItem PutItem; do
+        declare -A cpu=()
+        for r in $(seq 1 "$ROUNDS"); do
+            for mode in off on ci; do
+                enforce=on; action=DISABLE
+                [ "$mode" = off ] && enforce=off
+                [ "$mode" = ci ] && action=ENABLE
+                us="$(q -c "SET dynindex.enforce_throughput = $enforce" \
+                        -c "SELECT dynindex.api('UpdateContributorInsights', '{\"TableName\":\"BenchThr\",\"ContributorInsightsAction\":\"$action\"}') IS NOT NULL" \
+                        -c "SELECT bench_calls('$op', 200)" \
+                        -c "SELECT round((bench_ticks() - t0) * 1e6 / $TICK / $N, 2) FROM (SELECT bench_ticks() t0) a, LATERAL (SELECT bench_calls('$op', $N)) b" | tail -1)"
+                cpu[$mode]+="$us "
+                echo "    round $r $op $mode: $us us CPU/call (one backend)"
+            done
+        done
+        coff="$(tr ' ' '\n' <<<"${cpu[off]}" | grep . | median)"
+        con="$(tr ' ' '\n' <<<"${cpu[on]}" | grep . | median)"
+        cci="$(tr ' ' '\n' <<<"${cpu[ci]}" | grep . | median)"
+        printf '%-8s one backend: off %s   on %s   ci %s us CPU/call   on/off %s   ci/off %s\n' "$op" "$coff" "$con" "$cci" \
+            "$(awk "BEGIN{printf \"%.3f\", $con/$coff}")" "$(awk "BEGIN{printf \"%.3f\", $cci/$coff}")"
+        unset cpu
+    done
+fi
 q -c "SELECT table_name, read_throttle_events, write_throttle_events FROM dynindex.table_metrics WHERE table_name = 'BenchThr'"
