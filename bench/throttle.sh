@@ -16,7 +16,7 @@
 # (/proc/self/stat, read with pg_read_file) per call; the endpoint runs the
 # same code in its workers, so this is its server-side cost without the HTTP
 # layer and without the scheduling noise of a shared machine.
-#   BENCH_PART (all | http | sql; default all), N (default 20000)
+#   BENCH_PART (all | http | sql; default all), N (default 100000)
 #
 # Builds a release build of this tree and installs it into a private copy of
 # the system's PostgreSQL (as make test does; the system's is never touched),
@@ -73,7 +73,7 @@ setmode() {  # off | on | ci
     sleep 0.5
 }
 median() { sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"; }
-PART="${BENCH_PART:-all}"; N="${N:-20000}"
+PART="${BENCH_PART:-all}"; N="${N:-100000}"
 TICK="$(getconf CLK_TCK)"
 # CPU ticks (user + system) of the endpoint's workers so far
 cpu_ticks() {

@@ -109,6 +109,65 @@ check_duplicate_keys(DynKey *keys, int n)
 				DynValidationError("Provided list of item keys contains duplicates");
 }
 
+/*
+ * What throughput left undone in a batch (api/throughput.c): per table,
+ * whether anything was throttled, and the first reason, for the error
+ * raised when nothing at all could be processed.
+ */
+typedef struct BatchThrottle
+{
+	int			processed;
+	int			first_table;	/* -1: nothing throttled */
+	DynThrottleReason first;
+	bool	   *throttled;		/* per table */
+} BatchThrottle;
+
+/* Start counting for ntables tables. */
+static void
+batch_throttle_init(BatchThrottle *bt, int ntables)
+{
+	memset(bt, 0, sizeof(*bt));
+	bt->first_table = -1;
+	bt->throttled = palloc0(sizeof(bool) * Max(1, ntables));
+}
+
+/* May the batch read (write) key of table i?  Counts it as processed or throttled. */
+static bool
+batch_admit(BatchThrottle *bt, DynTable *t, int i, bool is_read, const DynKey *key)
+{
+	DynThrottleReason why = DynThroughputCheck(t, is_read, -1, key);
+
+	if (!why.throttled)
+	{
+		bt->processed++;
+		return true;
+	}
+	bt->throttled[i] = true;
+	if (bt->first_table < 0)
+	{
+		bt->first = why;
+		bt->first_table = i;
+	}
+	return false;
+}
+
+/*
+ * The batch is done: when nothing could be processed for want of throughput,
+ * the throttling error (DynamoDB's answer then); else one ThrottledRequests
+ * per table that had something throttled.
+ */
+static void
+batch_throttle_finish(BatchThrottle *bt, DynTable **tables, int ntables)
+{
+	int			i;
+
+	if (bt->processed == 0 && bt->first_table >= 0)
+		DynThroughputRaise(tables[bt->first_table], &bt->first);
+	for (i = 0; i < ntables; i++)
+		if (bt->throttled[i])
+			DynThroughputCountRequest(tables[i]);
+}
+
 /* Table name of a RequestItems member. */
 static char *
 member_name(JsonbValue *k)
@@ -136,10 +195,7 @@ DynBatchGetItem(Jsonb *req)
 	int64		response_bytes = 0;
 	bool		any_unprocessed = false;
 	bool	  **unprocessed;
-	bool	   *throttled_any;
-	int			processed = 0;
-	DynThrottleReason first_throttle = {0};
-	int			first_throttle_table = -1;
+	BatchThrottle bt;
 
 	RqValidate(req, batch_get_fields);
 	mode = DynCapacityModeOf(r);
@@ -150,7 +206,7 @@ DynBatchGetItem(Jsonb *req)
 	nkeys = palloc0(sizeof(int) * ntables);
 	caps = palloc0(sizeof(DynCapacity) * ntables);
 	unprocessed = palloc0(sizeof(bool *) * ntables);
-	throttled_any = palloc0(sizeof(bool) * ntables);
+	batch_throttle_init(&bt, ntables);
 
 	/* validate everything before reading anything */
 	for (i = 0; i < ntables; i++)
@@ -189,7 +245,6 @@ DynBatchGetItem(Jsonb *req)
 	{
 		bool		consistent = RqGetBool(specs[i].val.binary.data, "ConsistentRead", false);
 		int			j;
-		bool		throttled = false;
 
 		unprocessed[i] = palloc0(sizeof(bool) * Max(1, nkeys[i]));
 		RqPushKey(&st, DynCatalogRequestName(tables[i]->name));
@@ -198,7 +253,6 @@ DynBatchGetItem(Jsonb *req)
 		{
 			DynStoredItem stored;
 			bool		found;
-			DynThrottleReason why;
 			DynCapacity one;
 
 			if (response_bytes > MAX_BATCH_GET_RESPONSE)
@@ -206,18 +260,11 @@ DynBatchGetItem(Jsonb *req)
 				any_unprocessed = unprocessed[i][j] = true;
 				continue;
 			}
-			why = DynThroughputCheck(tables[i], true, -1, &keys[i][j]);
-			if (why.throttled)
+			if (!batch_admit(&bt, tables[i], i, true, &keys[i][j]))
 			{
-				any_unprocessed = unprocessed[i][j] = throttled = true;
-				if (first_throttle_table < 0)
-				{
-					first_throttle = why;
-					first_throttle_table = i;
-				}
+				any_unprocessed = unprocessed[i][j] = true;
 				continue;
 			}
-			processed++;
 			found = DynStorageGet(tables[i], &keys[i][j], false, &stored);
 			/* charged key by key: the next key's admission sees this one's units */
 			DynCapacityInit(&one, tables[i], mode, true);
@@ -234,15 +281,9 @@ DynBatchGetItem(Jsonb *req)
 				RqPushJsonb(&st, WJB_ELEM, stored.item);
 		}
 		pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-		throttled_any[i] = throttled;
 	}
 	pushJsonbValue(&st, WJB_END_OBJECT, NULL);
-	/* nothing could be read for want of throughput: the throttling error */
-	if (processed == 0 && first_throttle_table >= 0)
-		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
-	for (i = 0; i < ntables; i++)
-		if (throttled_any[i])
-			DynThroughputCountRequest(tables[i]);
+	batch_throttle_finish(&bt, tables, ntables);
 
 	/* UnprocessedKeys: what throttling or the 16 MB limit left over, with its options */
 	RqPushKey(&st, "UnprocessedKeys");
@@ -361,11 +402,8 @@ DynBatchWriteItem(Jsonb *req)
 	int		   *nops;
 	DynCapacity *caps;
 	bool	  **unprocessed;
-	bool	   *throttled_any;
-	int			processed = 0;
 	bool		any_unprocessed = false;
-	DynThrottleReason first_throttle = {0};
-	int			first_throttle_table = -1;
+	BatchThrottle bt;
 
 	RqValidate(req, batch_write_fields);
 	mode = DynCapacityModeOf(r);
@@ -426,18 +464,16 @@ DynBatchWriteItem(Jsonb *req)
 	}
 
 	unprocessed = palloc0(sizeof(bool *) * ntables);
-	throttled_any = palloc0(sizeof(bool) * ntables);
+	batch_throttle_init(&bt, ntables);
 	for (i = 0; i < ntables; i++)
 	{
 		int			j;
-		bool		throttled = false;
 
 		unprocessed[i] = palloc0(sizeof(bool) * Max(1, nops[i]));
 		for (j = 0; j < nops[i]; j++)
 		{
 			WriteOp    *op = &ops[i][j];
 			DynWriteResult res;
-			DynThrottleReason why = DynThroughputCheck(tables[i], false, -1, &op->key);
 			/*
 			 * the old item is read only when capacity needs it (or an LSI, or a
 			 * stream); without indexes the capacity needs its size only
@@ -445,17 +481,11 @@ DynBatchWriteItem(Jsonb *req)
 			int			flags = !DynCapacityWanted(mode) ? 0 :
 				tables[i]->nindexes == 0 ? DYN_WRITE_NEED_OLDSIZE : DYN_WRITE_NEED_OLD;
 
-			if (why.throttled)
+			if (!batch_admit(&bt, tables[i], i, false, &op->key))
 			{
-				any_unprocessed = unprocessed[i][j] = throttled = true;
-				if (first_throttle_table < 0)
-				{
-					first_throttle = why;
-					first_throttle_table = i;
-				}
+				any_unprocessed = unprocessed[i][j] = true;
 				continue;
 			}
-			processed++;
 			if (op->item)
 				DynWritePut(tables[i], &op->key, op->item, flags, &res);
 			else
@@ -471,14 +501,8 @@ DynBatchWriteItem(Jsonb *req)
 				DynCapacityMerge(&caps[i], &one);
 			}
 		}
-		throttled_any[i] = throttled;
 	}
-	/* nothing could be written for want of throughput: the throttling error */
-	if (processed == 0 && first_throttle_table >= 0)
-		DynThroughputRaise(tables[first_throttle_table], &first_throttle);
-	for (i = 0; i < ntables; i++)
-		if (throttled_any[i])
-			DynThroughputCountRequest(tables[i]);
+	batch_throttle_finish(&bt, tables, ntables);
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(&st, "UnprocessedItems");

@@ -221,6 +221,20 @@ epoch_now(void)
 		(double) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY;
 }
 
+/* Start a response object with TableName and IndexName (when given). */
+static void
+push_resource(JsonbParseState **st, DynTable *t, const char *index_name)
+{
+	pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(st, "TableName");
+	RqPushString(st, WJB_VALUE, DynCatalogRequestName(t->name));
+	if (index_name)
+	{
+		RqPushKey(st, "IndexName");
+		RqPushString(st, WJB_VALUE, index_name);
+	}
+}
+
 /* UpdateContributorInsights */
 Jsonb *
 DynUpdateContributorInsights(Jsonb *req)
@@ -279,14 +293,7 @@ DynUpdateContributorInsights(Jsonb *req)
 		}
 		mode = s.mode;
 	}
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "TableName");
-	RqPushString(&st, WJB_VALUE, DynCatalogRequestName(t->name));
-	if (index_name)
-	{
-		RqPushKey(&st, "IndexName");
-		RqPushString(&st, WJB_VALUE, index_name);
-	}
+	push_resource(&st, t, index_name);
 	RqPushKey(&st, "ContributorInsightsStatus");
 	RqPushString(&st, WJB_VALUE, answer);
 	if (mode)
@@ -315,14 +322,7 @@ DynDescribeContributorInsights(Jsonb *req)
 		index = find_gsi(t, index_name);
 	s = read_state(t, index_name);
 
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "TableName");
-	RqPushString(&st, WJB_VALUE, DynCatalogRequestName(t->name));
-	if (index_name)
-	{
-		RqPushKey(&st, "IndexName");
-		RqPushString(&st, WJB_VALUE, index_name);
-	}
+	push_resource(&st, t, index_name);
 	if (s.status && strcmp(s.status, "ENABLED") == 0)
 	{
 		int			k;

@@ -128,7 +128,7 @@ resource_arn(DynTable *t, int index)
  * restart the first request gives the resource its sketches again.
  */
 static bool
-insights_on(DynTable *t, int index, bool *accessed)
+insights_lookup(DynTable *t, int index, bool *accessed)
 {
 	JsonbValue *ci;
 	JsonbValue *r;
@@ -146,56 +146,87 @@ insights_on(DynTable *t, int index, bool *accessed)
 	return true;
 }
 
-/* Append a key attribute's value as text: S as is, N canonical, B in base64. */
-static void
-append_key_value(StringInfo s, const DynValue *v)
+/*
+ * insights_lookup, remembered for the last table and index asked about until
+ * the catalog changes (the options are the cached table's: a change of the
+ * state drops the cache and bumps its generation).
+ */
+static bool
+insights_on(DynTable *t, int index, bool *accessed)
+{
+	static struct
+	{
+		DynTable   *t;
+		int			index;
+		uint64		generation;
+		bool		on;
+		bool		accessed;
+	}			last;
+
+	if (last.t != t || last.index != index || last.generation != DynCatalogGeneration())
+	{
+		last.on = insights_lookup(t, index, &last.accessed);
+		last.t = t;
+		last.index = index;
+		last.generation = DynCatalogGeneration();
+	}
+	*accessed = last.accessed;
+	return last.on;
+}
+
+/* A key attribute's value as text: S as is, N canonical, B in base64 (palloc'd). */
+static const char *
+key_text(const DynValue *v, int *len)
 {
 	if (v->type == DYN_B)
 	{
-		int			len = pg_b64_enc_len(v->u.str.len);
-		char	   *buf = palloc(len + 1);
-		int			n = pg_b64_encode((const uint8 *) v->u.str.data, v->u.str.len, buf, len);
+		int			blen = pg_b64_enc_len(v->u.str.len);
+		char	   *buf = palloc(blen + 1);
 
-		appendBinaryStringInfo(s, buf, Max(n, 0));
+		*len = Max(pg_b64_encode((const uint8 *) v->u.str.data, v->u.str.len, buf, blen), 0);
+		return buf;
 	}
-	else
-		appendBinaryStringInfo(s, v->u.str.data, v->u.str.len);
+	*len = v->u.str.len;
+	return v->u.str.data;
 }
 
-/* Count a key in the resource's sketches: accessed (when counted) and, if throttled, throttled. */
+/*
+ * Count a key in the resource's sketches: accessed (in that mode) and, if
+ * throttled, throttled.  The first count after a restart finds no sketch and
+ * starts them.
+ */
 static void
 insights_count(DynTable *t, int index, const DynValue *hash, const DynValue *range, bool throttled)
 {
 	bool		accessed;
 	uint64		tag;
-	StringInfoData s;
+	int			mask = 0;
+	int			missing;
+	const char *pk;
+	const char *sk = NULL;
 	int			pklen;
-	DynInsightsRule first;
-	DynInsightsRule r;
+	int			sklen = 0;
+	int			r;
 
 	if (hash == NULL || !insights_on(t, index, &accessed))
 		return;
-	tag = tag_of(t, index);
-	first = accessed ? DYN_CI_PKC : DYN_CI_PKT;
-	for (r = first; r < DYN_CI__COUNT; r++)
-		if ((r == DYN_CI_PKC || r == DYN_CI_PKT || range) && !DynInsightsActive(tag, r))
-			(void) DynInsightsStart(tag, r);
-	initStringInfo(&s);
-	append_key_value(&s, hash);
-	pklen = s.len;
 	if (accessed)
-		DynInsightsCount(tag, DYN_CI_PKC, s.data, pklen);
+		mask |= (1 << DYN_CI_PKC) | (range ? 1 << DYN_CI_SKC : 0);
 	if (throttled)
-		DynInsightsCount(tag, DYN_CI_PKT, s.data, pklen);
+		mask |= (1 << DYN_CI_PKT) | (range ? 1 << DYN_CI_SKT : 0);
+	if (mask == 0)
+		return;
+	tag = tag_of(t, index);
+	pk = key_text(hash, &pklen);
 	if (range)
-	{
-		appendStringInfoString(&s, " | ");
-		append_key_value(&s, range);
-		if (accessed)
-			DynInsightsCount(tag, DYN_CI_SKC, s.data, s.len);
-		if (throttled)
-			DynInsightsCount(tag, DYN_CI_SKT, s.data, s.len);
-	}
+		sk = key_text(range, &sklen);
+	missing = DynInsightsCountItem(tag, mask, pk, pklen, sk, sklen);
+	if (missing == 0)
+		return;
+	for (r = 0; r < DYN_CI__COUNT; r++)
+		if (missing & (1 << r))
+			(void) DynInsightsStart(tag, r);
+	(void) DynInsightsCountItem(tag, missing, pk, pklen, sk, sklen);
 }
 
 /* Count the partition key of a Query in the table's or index's Contributor Insights. */

@@ -391,13 +391,6 @@ sketch_of(uint64 tag, DynInsightsRule rule, ThrSlot **slotp)
 	return no == 0 || no > (uint32) max_rules ? NULL : &sketches[no - 1];
 }
 
-/* Is Contributor Insights counting rule for the resource? */
-bool
-DynInsightsActive(uint64 tag, DynInsightsRule rule)
-{
-	return sketch_of(tag, rule, NULL) != NULL;
-}
-
 /* Give the resource a sketch for rule. */
 bool
 DynInsightsStart(uint64 tag, DynInsightsRule rule)
@@ -455,18 +448,19 @@ DynInsightsStop(uint64 tag, DynInsightsRule rule)
 	pg_atomic_write_u32(&sketches[no - 1].in_use, 0);
 }
 
-/* Count one occurrence of a key (Space-Saving). */
-void
-DynInsightsCount(uint64 tag, DynInsightsRule rule, const char *text, int len)
+/*
+ * Count one occurrence of the key of hash h in sketch k of (tag, rule)
+ * (Space-Saving); its text, for display, is text (len bytes) followed by
+ * " | " and text2 (len2 bytes) when text2 is not NULL, cut to DYN_CI_TEXT - 1.
+ */
+static void
+count_in(CiSketch *k, uint64 tag, DynInsightsRule rule, uint64 h,
+		 const char *text, int len, const char *text2, int len2)
 {
-	CiSketch   *k = sketch_of(tag, rule, NULL);
-	uint64		h;
 	int			i;
 	int			min = 0;
+	int			n;
 
-	if (k == NULL)
-		return;
-	h = hash_bytes_extended((const unsigned char *) text, len, 0x5bd1e995);
 	SpinLockAcquire(&k->mutex);
 	if (k->owner != tag * DYN_CI__COUNT + rule)
 	{
@@ -494,10 +488,54 @@ DynInsightsCount(uint64 tag, DynInsightsRule rule, const char *text, int len)
 	k->c[min].hash = h;
 	k->c[min].error = k->c[min].count;
 	k->c[min].count++;
-	len = Min(len, DYN_CI_TEXT - 1);
-	memcpy(k->c[min].text, text, len);
-	k->c[min].text[len] = '\0';
+	n = Min(len, DYN_CI_TEXT - 1);
+	memcpy(k->c[min].text, text, n);
+	if (text2 && n + 3 < DYN_CI_TEXT - 1)
+	{
+		memcpy(k->c[min].text + n, " | ", 3);
+		n += 3;
+		len2 = Min(len2, DYN_CI_TEXT - 1 - n);
+		memcpy(k->c[min].text + n, text2, len2);
+		n += len2;
+	}
+	k->c[min].text[n] = '\0';
 	SpinLockRelease(&k->mutex);
+}
+
+/* Count one item in the rules of mask the resource has; returns the rules it lacks. */
+int
+DynInsightsCountItem(uint64 tag, int mask, const char *pk, int pklen, const char *sk, int sklen)
+{
+	ThrSlot    *s = find_slot(tag, false, 0);
+	uint64		hpk;
+	uint64		hitem = 0;
+	int			missing = 0;
+	int			r;
+
+	if (s == NULL || sketches == NULL)
+		return mask;
+	hpk = hash_bytes_extended((const unsigned char *) pk, pklen, 0x5bd1e995);
+	if (sk)
+		hitem = hash_combine64(hpk, hash_bytes_extended((const unsigned char *) sk, sklen, 0x5bd1e995));
+	for (r = 0; r < DYN_CI__COUNT; r++)
+	{
+		uint32		no;
+		bool		item = r == DYN_CI_SKC || r == DYN_CI_SKT;
+
+		if (!(mask & (1 << r)))
+			continue;
+		no = pg_atomic_read_u32(&s->sketch[r]);
+		if (no == 0 || no > (uint32) max_rules)
+		{
+			missing |= 1 << r;
+			continue;
+		}
+		if (item)
+			count_in(&sketches[no - 1], tag, r, hitem, pk, pklen, sk, sklen);
+		else
+			count_in(&sketches[no - 1], tag, r, hpk, pk, pklen, NULL, 0);
+	}
+	return missing;
 }
 
 /* Order entries by count, largest first. */

@@ -66,14 +66,17 @@ extern void DynThrottleSetRate(uint64 tag, int bucket, double rate, int64 now);
 /* Tokens left in a bucket at now (negative: borrowed), for tests and monitoring; NaN if unknown. */
 extern double DynThrottleTokens(uint64 tag, int bucket, double rate, double burst_seconds, int64 now);
 
-/* Does the resource have a sketch for rule (Contributor Insights enabled there)? */
-extern bool DynInsightsActive(uint64 tag, DynInsightsRule rule);
 /* Give the resource a sketch for rule; false when the pool is full. */
 extern bool DynInsightsStart(uint64 tag, DynInsightsRule rule);
 /* Drop the resource's sketch for rule (its counts are lost). */
 extern void DynInsightsStop(uint64 tag, DynInsightsRule rule);
-/* Count one occurrence of a key (text of len bytes, hashed whole, kept truncated). */
-extern void DynInsightsCount(uint64 tag, DynInsightsRule rule, const char *text, int len);
+/*
+ * Count one item in the rules of mask (1 << rule) the resource has: its
+ * partition key (pk) in PKC and PKT, the item (pk and sk, sk NULL for none)
+ * in SKC and SKT.  One look-up of the resource; returns the rules of mask it
+ * has no sketch for.
+ */
+extern int	DynInsightsCountItem(uint64 tag, int mask, const char *pk, int pklen, const char *sk, int sklen);
 /* The sketch's entries, largest count first (palloc'd); *total: occurrences counted. */
 extern DynInsightsEntry *DynInsightsRead(uint64 tag, DynInsightsRule rule, int *n, int64 *total);
 
