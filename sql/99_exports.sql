@@ -217,6 +217,13 @@ UPDATE ex SET d = ex97.wait(arn) WHERE name = 'nobucket';
 SELECT d ->> 'ExportStatus' AS status, d ->> 'FailureCode' AS code, d ->> 'FailureMessage' AS message, d ? 'EndTime' AS ended
   FROM ex WHERE name = 'nobucket';
 
+-- ---- S3SseAlgorithm on a server directory: it cannot encrypt, so the export fails (never unencrypted files)
+INSERT INTO ex SELECT 'sse', dynindex.api('ExportTableToPointInTime', '{"TableArn":"arn:aws:dynamodb:us-east-1:000000000000:table/Exp","S3Bucket":"ex97","S3Prefix":"sse","S3SseAlgorithm":"KMS","S3SseKmsKeyId":"k1"}')
+  #>> '{ExportDescription,ExportArn}';
+UPDATE ex SET d = ex97.wait(arn) WHERE name = 'sse';
+SELECT d ->> 'ExportStatus' AS status, d ->> 'FailureCode' AS code, d ->> 'FailureMessage' AS message
+  FROM ex WHERE name = 'sse';
+
 -- ---- DescribeExport
 SELECT ex97.call('DescribeExport', '{}');
 SELECT ex97.call('DescribeExport', '{"ExportArn":"short"}');

@@ -638,6 +638,7 @@ DynExportRun(int64 id)
 		DynObjFail("TableNotFound", "Table not found: %s", j->table_name);
 
 	st.store = DynObjStoreOpen(j->bucket, j->bucket_owner);
+	DynObjStoreSetEncryption(st.store, j->sse_algorithm, j->sse_kms_key_id);
 	st.base = export_key(j, psprintf("%s/", j->export_id));
 	st.data_dir = j->incremental ? export_key(j, "data/") : psprintf("%sdata/", st.base);
 	DynObjPut(st.store, psprintf("%s_started", st.base), "", 0);

@@ -196,6 +196,25 @@ DynObjStoreKind(DynObjStore *store)
 	return store->kind == DYN_OBJ_S3 ? "s3" : "directory";
 }
 
+/* Server-side encryption of the objects written from now on. */
+void
+DynObjStoreSetEncryption(DynObjStore *store, const char *algorithm, const char *kms_key_id)
+{
+	int			n = 0;
+
+	if (algorithm == NULL)
+		return;
+	if (store->kind != DYN_OBJ_S3)
+		DynObjFail("S3SseNotSupported",
+				   "Bucket %s is a server directory, which cannot encrypt the files it writes (S3SseAlgorithm %s)",
+				   store->bucket, algorithm);
+	store->sse[n++] = psprintf("x-amz-server-side-encryption: %s",
+							   strcmp(algorithm, "KMS") == 0 ? "aws:kms" : algorithm);
+	if (kms_key_id != NULL && strcmp(algorithm, "KMS") == 0)
+		store->sse[n++] = psprintf("x-amz-server-side-encryption-aws-kms-key-id: %s", kms_key_id);
+	store->sse[n] = NULL;
+}
+
 /* Write an object in one piece. */
 void
 DynObjPut(DynObjStore *store, const char *key, const char *data, size_t len)

@@ -73,6 +73,16 @@ extern DynObjStore *DynObjStoreOpen(const char *bucket, const char *owner);
  */
 extern bool DynObjStoreCheckUse(const char *bucket, const char *owner, bool write);
 
+/*
+ * Ask the store to encrypt the objects written from now on (an export's
+ * S3SseAlgorithm "AES256" or "KMS", and S3SseKmsKeyId): S3 stores send
+ * x-amz-server-side-encryption (and its KMS key id) with every new object,
+ * and the store encrypts them or refuses the request (a failure of the
+ * job).  A directory store cannot encrypt what it writes: it fails
+ * (S3SseNotSupported) rather than write the files in the clear.
+ */
+extern void DynObjStoreSetEncryption(DynObjStore *store, const char *algorithm, const char *kms_key_id);
+
 /* "s3" or "directory" */
 extern const char *DynObjStoreKind(DynObjStore *store);
 

@@ -26,6 +26,7 @@ struct DynObjStore
 	char	   *secret_access_key;	/* never printed */
 	char	   *remote_bucket;	/* the bucket's name at the store */
 	bool		path_style;
+	const char *sse[3];			/* server-side encryption headers of new objects (NULL-ended) */
 	void	   *curl;			/* CURL *, released with the memory context */
 	/* directory */
 	char	   *directory;

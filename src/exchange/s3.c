@@ -460,7 +460,7 @@ expect_ok(S3Response *r)
 void
 DynS3Put(DynObjStore *s, const char *key, const char *data, size_t len)
 {
-	S3Response *r = s3_request(s, "PUT", key, NULL, data, len, NULL, 1024 * 1024);
+	S3Response *r = s3_request(s, "PUT", key, NULL, data, len, s->sse, 1024 * 1024);
 
 	expect_ok(r);
 }
@@ -524,7 +524,7 @@ upload_part(DynObjWriter *w)
 	{
 		size_t		pos = 0;
 
-		r = s3_request(w->store, "POST", w->key, "uploads=", NULL, 0, NULL, 1024 * 1024);
+		r = s3_request(w->store, "POST", w->key, "uploads=", NULL, 0, w->store->sse, 1024 * 1024);
 		expect_ok(r);
 		if (r->body == NULL || (w->upload_id = DynS3XmlNext(r->body, r->len, &pos, "UploadId")) == NULL ||
 			w->upload_id[0] == '\0')
@@ -569,7 +569,7 @@ DynS3WriterClose(DynObjWriter *w)
 
 	if (w->upload_id == NULL)
 	{
-		r = s3_request(w->store, "PUT", w->key, NULL, w->buf.data, w->buf.len, NULL, 1024 * 1024);
+		r = s3_request(w->store, "PUT", w->key, NULL, w->buf.data, w->buf.len, w->store->sse, 1024 * 1024);
 		expect_ok(r);
 		w->etag = unquote(r->etag);
 		return;

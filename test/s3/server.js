@@ -14,7 +14,8 @@
 // mode=none restores.
 //
 // Usage: node server.js --port P --dir D --access-key K --secret S [--bucket B ...] [--max-keys N]
-//        [--log FILE: one line per request, "METHOD URL BODYBYTES ok|<S3 error code>"]
+//        [--log FILE: one line per request, "METHOD URL BODYBYTES ok|<S3 error code>", then
+//         " sse=<x-amz-server-side-encryption> kms=<its KMS key id>" when sent]
 // Prints "READY <port>" when listening.
 'use strict';
 const crypto = require('crypto');
@@ -90,6 +91,9 @@ function verify(req, body) {
   const query = qi < 0 ? '' : url.slice(qi + 1);
   const names = signedHeaders.split(';');
   if (!names.includes('host') || !names.includes('x-amz-content-sha256')) return [403, 'AccessDenied', 'Access Denied'];
+  // S3 requires every x-amz-* header to be signed
+  if (Object.keys(req.headers).some((h) => h.startsWith('x-amz-') && !names.includes(h)))
+    return [403, 'AccessDenied', 'There were headers present in the request which were not signed'];
   const canonHeaders = names.map((n) => `${n}:${String(req.headers[n] || '').trim().replace(/\s+/g, ' ')}\n`).join('');
   const canonical = [req.method, path, canonicalQuery(query), canonHeaders, signedHeaders, payloadHash].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
@@ -126,7 +130,10 @@ async function main() {
         return;
       }
       const err = verify(req, body);
-      if (opt.log) fs.appendFileSync(opt.log, `${req.method} ${req.url} ${body.length} ${err ? err[1] : 'ok'}\n`);
+      const sse = req.headers['x-amz-server-side-encryption'];
+      const kms = req.headers['x-amz-server-side-encryption-aws-kms-key-id'];
+      if (opt.log) fs.appendFileSync(opt.log, `${req.method} ${req.url} ${body.length} ${err ? err[1] : 'ok'}` +
+        (sse ? ` sse=${sse}` : '') + (kms ? ` kms=${kms}` : '') + '\n');
       if (err) {
         xmlError(res, err[0], err[1], err[2]);
         return;

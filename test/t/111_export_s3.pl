@@ -154,6 +154,23 @@ my @req = DynS3::requests($s3);
 ok((grep { m{^PUT /dynexports/run1/AWSDynamoDB/\S+/data/[a-z0-9]{26}\.json\.gz\?partNumber=2&uploadId=} } @req),
 	'the data file went up in a multipart upload');
 
+ok(!(grep { / sse=/ } @req), 'no S3SseAlgorithm: no encryption header (the bucket\'s default applies)');
+
+# ---- S3SseAlgorithm KMS: every object of the export is sent with the (signed) encryption headers
+my ($sok, $sout) = boto3(<<"EOP");
+r = c.export_table_to_point_in_time(TableArn="arn:aws:dynamodb:us-east-1:000000000000:table/Big",
+                                    S3Bucket="dynexports", S3Prefix="kms", S3SseAlgorithm="KMS", S3SseKmsKeyId="key-7")
+d = wait(r["ExportDescription"]["ExportArn"])
+print(json.dumps([d["ExportStatus"], d.get("S3SseAlgorithm"), d.get("S3SseKmsKeyId")]))
+EOP
+is_deeply(eval { decode_json((split /\n/, $sout)[-1]) }, [ 'COMPLETED', 'KMS', 'key-7' ],
+	'an export with S3SseAlgorithm KMS completes') or diag($sout);
+my @kmsreq = grep { m{^(PUT|POST) /dynexports/kms/} } DynS3::requests($s3);
+my @initial = grep { !/partNumber=|uploadId=/ } @kmsreq;    # single PUTs and multipart starts
+ok(@initial >= 4, 'the export wrote its objects (' . scalar(@initial) . ' PUT or upload starts)');
+is(scalar(grep { / ok sse=aws:kms kms=key-7$/ } @initial), scalar @initial,
+	'each went with x-amz-server-side-encryption: aws:kms and the key id, signed (the store checks)');
+
 # ---- data files of at most dynindex.export_file_size (uncompressed): several files
 $node->safe_psql('postgres', q{ALTER SYSTEM SET dynindex.export_file_size = '4MB'; SELECT pg_reload_conf()});
 sleep 1;
