@@ -77,6 +77,14 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"C
 SELECT d ? 'Replicas' AS has_replicas, d->>'TableStatus' AS status
   FROM (SELECT dynindex.api('DescribeTable', '{"TableName": "gt_t"}')->'Table' AS d) s;
 
+-- the internal way a table becomes global (test/t/130_global_basic.pl): superusers only,
+-- a declared region, a table that exists
+SET ROLE gt_admin;
+SELECT dynindex._replicate_table('gt_t', 'eu-west-1');
+RESET ROLE;
+SELECT dynindex._replicate_table('gt_t', 'nowhere-1');
+SELECT dynindex._replicate_table('gt_nothere', 'eu-west-1');
+
 SELECT dynindex.drop_region('eu-west-1'), dynindex.drop_region('ap-south-1');
 DROP ROLE gt_app;
 DROP ROLE gt_admin;

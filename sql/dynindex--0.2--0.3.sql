@@ -332,34 +332,6 @@ COMMENT ON VIEW dynindex.contributor_insights_top IS
   'The ten most counted keys of each enabled Contributor Insights rule of the tables the caller may describe (the endpoints export them to Prometheus as dynindex_contributor_insights_key_count).';
 REVOKE ALL ON dynindex.contributor_insights_top FROM PUBLIC;
 GRANT SELECT ON dynindex.contributor_insights_top TO dynindex_admin, pg_monitor;
--- == global tables ==
--- The regions of a deployment (src/replication/regions.c; docs/global-tables.md): one
--- row per other dynindex server, its libpq connection string (credentials included).
--- Only the extension's owner reads the table; administrators write it through
--- set_region / drop_region and read it, without secrets, through list_regions.
-CREATE TABLE dynindex.regions (
-    region_name text PRIMARY KEY,
-    conninfo    text NOT NULL
-);
-REVOKE ALL ON dynindex.regions FROM PUBLIC;
-SELECT pg_catalog.pg_extension_config_dump('dynindex.regions', '');
-
-CREATE FUNCTION dynindex.set_region(region_name text, conninfo text)
-RETURNS void AS 'MODULE_PATHNAME', 'dynindex_set_region' LANGUAGE C VOLATILE;
-COMMENT ON FUNCTION dynindex.set_region(text, text) IS
-    'Declare the dynindex server of another region: its libpq connection string (administrators only)';
-CREATE FUNCTION dynindex.drop_region(region_name text)
-RETURNS boolean AS 'MODULE_PATHNAME', 'dynindex_drop_region' LANGUAGE C VOLATILE STRICT;
-COMMENT ON FUNCTION dynindex.drop_region(text) IS 'Forget a declared region (administrators only)';
-CREATE FUNCTION dynindex.list_regions(OUT region_name text, OUT conninfo text, OUT local boolean)
-RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_regions' LANGUAGE C STABLE;
-COMMENT ON FUNCTION dynindex.list_regions() IS
-    'This server''s region and the declared ones, connection strings without secrets (administrators only)';
-REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
-    dynindex.list_regions() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
-    dynindex.list_regions() TO dynindex_admin;
-
 -- == export ==
 -- ExportTableToPointInTime (src/api/exports.c, src/exchange/export.c): one row
 -- per export; export_num is its job's id (dynindex.jobs, src/worker/jobs.c).
@@ -426,3 +398,59 @@ RETURNS text LANGUAGE sql VOLATILE AS $$
 $$;
 COMMENT ON FUNCTION dynindex.export_table(text, text, text, text, timestamptz) IS
     'Start an export of a table (ExportTableToPointInTime); returns the ExportArn';
+
+-- == global tables ==
+-- The regions of a deployment (src/replication/regions.c; docs/global-tables.md): one
+-- row per other dynindex server, its libpq connection string (credentials included).
+-- Only the extension's owner reads the table; administrators write it through
+-- set_region / drop_region and read it, without secrets, through list_regions.
+CREATE TABLE dynindex.regions (
+    region_name text PRIMARY KEY,
+    conninfo    text NOT NULL
+);
+REVOKE ALL ON dynindex.regions FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.regions', '');
+
+CREATE FUNCTION dynindex.set_region(region_name text, conninfo text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_set_region' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.set_region(text, text) IS
+    'Declare the dynindex server of another region: its libpq connection string (administrators only)';
+CREATE FUNCTION dynindex.drop_region(region_name text)
+RETURNS boolean AS 'MODULE_PATHNAME', 'dynindex_drop_region' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.drop_region(text) IS 'Forget a declared region (administrators only)';
+CREATE FUNCTION dynindex.list_regions(OUT region_name text, OUT conninfo text, OUT local boolean)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_regions' LANGUAGE C STABLE;
+COMMENT ON FUNCTION dynindex.list_regions() IS
+    'This server''s region and the declared ones, connection strings without secrets (administrators only)';
+REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+    dynindex.list_regions() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+    dynindex.list_regions() TO dynindex_admin;
+-- The tables replicated to other regions (one row per table and region) and the
+-- replication stamp of each item of a replicated table: last writer wins on
+-- (stamp, region); a delete keeps its stamp as a tombstone (src/replication/capture.c).
+CREATE TABLE dynindex.replicas (
+    table_name  text NOT NULL,
+    region_name text NOT NULL REFERENCES dynindex.regions (region_name),
+    status      text NOT NULL DEFAULT 'ACTIVE'
+                CHECK (status IN ('CREATING', 'ACTIVE', 'DELETING', 'CREATION_FAILED')),
+    PRIMARY KEY (table_name, region_name)
+);
+REVOKE ALL ON dynindex.replicas FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.replicas', '');
+CREATE TABLE dynindex.replication_stamps (
+    table_num   bigint NOT NULL,
+    pk          bytea NOT NULL,
+    sk          bytea NOT NULL,
+    stamp       timestamptz NOT NULL,
+    region      text NOT NULL,
+    deleted     boolean NOT NULL,
+    PRIMARY KEY (table_num, pk, sk)
+);
+REVOKE ALL ON dynindex.replication_stamps FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('dynindex.replication_stamps', '');
+CREATE FUNCTION dynindex._replicate_table(table_name text, region_name text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replicate_table' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replicate_table(text, text) IS
+    'Mark an existing table replicated with a region whose server has the same table (internal: tests; ReplicaUpdates Create is the API)';
+REVOKE ALL ON FUNCTION dynindex._replicate_table(text, text) FROM PUBLIC;

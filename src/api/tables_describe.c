@@ -12,6 +12,7 @@
 #include "api/tables.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "replication/replication.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
 
@@ -228,6 +229,30 @@ DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const Thro
 	}
 	RqPushKey(&st, "DeletionProtectionEnabled");
 	RqPushBool(&st, WJB_VALUE, RqGetBool(&t->options->root, "DeletionProtectionEnabled", false));
+	/* a global table (docs/global-tables.md): its other regions, never this one */
+	{
+		List	   *replicas = DynReplicationReplicas(t);
+		ListCell   *lc;
+
+		if (replicas != NIL)
+		{
+			DynTablesPushString(&st, "GlobalTableVersion", "2019.11.21");
+			RqPushKey(&st, "Replicas");
+			pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+			foreach(lc, replicas)
+			{
+				char	   *r = lfirst(lc);
+				char	   *tab = strchr(r, '\t');
+
+				*tab = '\0';
+				pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+				DynTablesPushString(&st, "RegionName", r);
+				DynTablesPushString(&st, "ReplicaStatus", tab + 1);
+				pushJsonbValue(&st, WJB_END_OBJECT, NULL);
+			}
+			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+		}
+	}
 	/* a table restored from a backup (src/api/backups.c) */
 	opt = RqGet(&t->options->root, "RestoreSummary");
 	if (opt && !deleting)

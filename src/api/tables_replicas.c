@@ -22,6 +22,23 @@ supported_regions(void)
 	return psprintf("[%s]", DynRegionLocal());
 }
 
+/* Has table t a replica in region? */
+static bool
+is_member(DynTable *t, const char *region)
+{
+	ListCell   *lc;
+
+	foreach(lc, DynReplicationReplicas(t))
+	{
+		char	   *r = lfirst(lc);
+
+		*strchr(r, '\t') = '\0';
+		if (strcmp(r, region) == 0)
+			return true;
+	}
+	return false;
+}
+
 /*
  * Check ReplicaUpdates: every element names exactly one action and another
  * region of the deployment (declared with dynindex.set_region); Update and
@@ -47,6 +64,7 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 		int			kind = 0;
 		int			k;
 		char	   *region;
+		bool		member;
 
 		if (elems[i].type != jbvBinary || JsonContainerSize(elems[i].val.binary.data) == 0)
 			DynValidationError("There are no actions specified in the Replica Update Action of the request.");
@@ -74,10 +92,14 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 			elog(ERROR, "replica update without a region");
 		if (strcmp(region, DynRegionLocal()) == 0)
 			DynValidationError("Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as required.");
-		if (!DynRegionIsDeclared(region) || kind == 0)
+		member = is_member(t, region);
+		if (kind == 0 && member)
+			DynValidationError("Failed to create a the new replica of table with name: ‘%s’ because one or more replicas already existed as tables.",
+							   t->name);
+		if (!DynRegionIsDeclared(region) || kind == 0 || member)
 			DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
 							   region, supported_regions());
-		/* Update, Delete: the table has no replica anywhere yet */
+		/* Update, Delete of a region the table has no replica in */
 		DynValidationError("Update global table operation failed because one or more replicas were not part of the global table. "
 						   "Please retry the request without these replicas: [%s].", region);
 	}

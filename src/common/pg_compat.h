@@ -29,6 +29,18 @@
 #define pg_b64_decode(src, len, dst, dstlen) pg_b64_decode(src, len, (char *) (dst), dstlen)
 #endif
 
+/* 17: LogLogicalMessage() takes a flush flag (false: as before). */
+#if PG_VERSION_NUM < 170000
+#include "replication/message.h"
+#define LogLogicalMessage(prefix, msg, size, transactional, flush) LogLogicalMessage(prefix, msg, size, transactional)
+#endif
+
+/* 16: replorigin_session_setup() takes the pid that may share the origin (0: none). */
+#if PG_VERSION_NUM < 160000
+#include "replication/origin.h"
+#define replorigin_session_setup(origin, acquired_by) replorigin_session_setup(origin)
+#endif
+
 /* 17: IsBackgroundWorker became AmBackgroundWorkerProcess(). */
 #if PG_VERSION_NUM < 170000
 #define AmBackgroundWorkerProcess() (IsBackgroundWorker)

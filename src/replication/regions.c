@@ -272,6 +272,11 @@ dynindex_drop_region(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT FROM dynindex.replicas WHERE region_name = $1",
+							  1, types, args, NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+		ereport(ERROR, (errcode(ERRCODE_OBJECT_IN_USE),
+						errmsg("region \"%s\" has replicas of tables", TextDatumGetCString(args[0])),
+						errhint("Remove the replicas first.")));
 	if (SPI_execute_with_args("DELETE FROM dynindex.regions WHERE region_name = $1",
 							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not write dynindex.regions");

@@ -10,6 +10,21 @@
 #define DYNINDEX_REPLICATION_H
 
 #include "nodes/pg_list.h"
+#include "datatype/timestamp.h"
+
+#include "catalog/dyn_catalog.h"
+#include "storage/storage.h"
+
+/* The prefix of the logical decoding messages of replicated changes. */
+#define DYN_REPLICATION_PREFIX "dynindex"
+/* The output plugin's name (a slot's plugin: dynindex.so). */
+#define DYN_REPLICATION_PLUGIN "dynindex"
+
+/* The change the apply worker is applying (active: it came from another region). */
+typedef struct DynReplicationApply
+{
+	bool		active;
+} DynReplicationApply;
 
 /* regions.c */
 /* This server's own region: dynindex.region as configured (not a session's SET). */
@@ -22,5 +37,24 @@ extern bool DynRegionIsDeclared(const char *region);
 extern bool DynRegionsCatalogPresent(void);
 /* A declared region's connection string (NULL: not declared).  Never log it. */
 extern char *DynRegionConninfo(const char *region);
+
+/* capture.c */
+extern DynReplicationApply DynReplicationApplying;
+/* Is table t replicated to another region? */
+extern bool DynReplicationIsReplicated(DynTable *t);
+/* A write of replicated table t changed key to newitem (NULL: deleted): stamp it, log it. */
+extern void DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem);
+/* Record key's stamp (force: exactly stamp, else max(stamp, stored + 1 us)); returns it. */
+extern TimestampTz DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
+									   const char *region, bool force);
+/* Is (stamp, region) later than key's stored stamp?  Locks the stamp row. */
+extern bool DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz stamp, const char *region);
+
+/* The other regions of global table t: "region\tstatus" strings, sorted (NIL: none). */
+extern List *DynReplicationReplicas(DynTable *t);
+/* The slot a region's apply worker streams from, on the sending server. */
+extern char *DynReplicationSlotName(const char *region);
+
+/* decode.c: the output plugin (_PG_output_plugin_init) */
 
 #endif

@@ -562,6 +562,8 @@ dynindex_worker_main(Datum arg)
 		/* imports and exports waiting for a process (worker/jobs.c) */
 		if (DynJobsRelaunch())
 			idle_rounds = 0;
+		/* global tables: an apply worker per region a table is replicated with (worker/apply.c) */
+		DynApplyLaunch();
 		MemoryContextSwitchTo(loop_cxt);
 		MemoryContextReset(loop_cxt);
 		if (applied || more || failures > 0)

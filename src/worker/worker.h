@@ -16,6 +16,10 @@ extern void DynWorkerInit(void);
 /* bgworker entry points */
 extern PGDLLEXPORT void dynindex_launcher_main(Datum arg);
 extern PGDLLEXPORT void dynindex_worker_main(Datum arg);
+extern PGDLLEXPORT void dynindex_apply_main(Datum arg);
+
+/* apply.c: start the missing apply workers of global tables (the database's worker, each round) */
+extern void DynApplyLaunch(void);
 
 /* GUCs */
 extern int	dynindex_worker_naptime_ms;

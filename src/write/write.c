@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "history/history.h"
 #include "indexes/indexes.h"
+#include "replication/replication.h"
 #include "streams/streams.h"
 #include "write/write.h"
 
@@ -110,6 +111,7 @@ typedef struct WriteCapture
 {
 	DynStreamInfo stream;		/* id 0: no stream */
 	bool		history;		/* point-in-time recovery is on */
+	bool		replicated;		/* a global table: other regions get the change */
 } WriteCapture;
 
 /*
@@ -127,6 +129,7 @@ write_capture(DynTable *t, WriteCapture *wc)
 
 	if (OidIsValid(t->storage_relid))
 		LockRelationOid(t->storage_relid, RowExclusiveLock);
+	wc->replicated = DynReplicationIsReplicated(t);
 	if (!DynCatalogIsStale())
 	{
 		wc->stream = t->stream;
@@ -212,6 +215,8 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		/* the state this write supersedes: the old item, or the key's absence */
 		if (wc->history)
 			DynHistoryCapture(t, key, exists ? stored.item : NULL, res->oldsize);
+		if (wc->replicated)
+			DynReplicationCapture(t, key, res->new);
 		return;
 	}
 }
@@ -281,7 +286,7 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 	write_capture(t, &wc);
 
 	/* a stream needs the old item: INSERT or MODIFY, an unchanged item, OldImage */
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0)
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0 || wc.replicated)
 	{
 		modify(t, key, put_mutator, item,
 			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
@@ -348,6 +353,8 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 		}
 		if (wc.history)
 			DynHistoryCapture(t, key, old.item, old.size);
+		if (wc.replicated)
+			DynReplicationCapture(t, key, NULL);
 	}
 	return existed;
 }

@@ -1,0 +1,338 @@
+/*
+ * capture.c — what a write of a replicated table records for the other
+ * regions (docs/global-tables.md): its replication stamp, and one
+ * transactional logical decoding message with the change, which the
+ * output plugin (decode.c) sends to the other regions' apply workers.
+ *
+ * Last writer wins on (stamp, region), a total order every region agrees
+ * on: a local write stamps the item max(now, stored stamp + 1 µs), so one
+ * region's writes of an item keep their order whatever its clock does; an
+ * applied change keeps the stamp it was made with.  A delete keeps its
+ * stamp (a tombstone), so an older write arriving late does not bring the
+ * item back.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "replication/message.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "catalog/dyn_catalog.h"
+#include "types/types.h"
+#include "common/errors.h"
+#include "common/wakeup.h"
+#include "replication/replication.h"
+#include "security/security.h"
+
+/* Set by the apply worker while it applies a change of another region. */
+DynReplicationApply DynReplicationApplying;
+
+/* The replicated tables' numbers, as of catalog generation cached_gen. */
+static List *replicated = NIL;
+static uint64 cached_gen = 0;
+static bool cached = false;
+
+/* Read the numbers of the replicated tables (none before version 0.3). */
+static void
+load_replicated(void)
+{
+	DynSecurityState sec;
+	MemoryContext outer = CurrentMemoryContext;
+	List	   *nums = NIL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute("SELECT DISTINCT t.num FROM dynindex.replicas r JOIN dynindex.tables t USING (table_name)",
+					true, 0) == SPI_OK_SELECT)
+	{
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			int64		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			MemoryContext spi = MemoryContextSwitchTo(TopMemoryContext);
+
+			nums = lappend_int(nums, (int) n);
+			MemoryContextSwitchTo(spi);
+		}
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	MemoryContextSwitchTo(outer);
+	replicated = nums;
+}
+
+/* Is table t replicated to another region? (cached per catalog generation) */
+bool
+DynReplicationIsReplicated(DynTable *t)
+{
+	if (!cached || cached_gen != DynCatalogGeneration())
+	{
+		list_free(replicated);
+		replicated = NIL;
+		if (DynRegionsCatalogPresent())
+			load_replicated();
+		cached_gen = DynCatalogGeneration();
+		cached = true;
+	}
+	return list_member_int(replicated, (int) t->num);
+}
+
+/* Push a key attribute's value into the message. */
+static void
+push_value(JsonbParseState **st, const char *k, const DynValue *v)
+{
+	JsonbValue	key;
+
+	key.type = jbvString;
+	key.val.string.val = (char *) k;
+	key.val.string.len = strlen(k);
+	pushJsonbValue(st, WJB_KEY, &key);
+	DynValuePushJsonb(st, v);
+}
+
+/* Push a string member. */
+static void
+push_string(JsonbParseState **st, const char *k, const char *s)
+{
+	JsonbValue	key;
+	JsonbValue	val;
+
+	key.type = jbvString;
+	key.val.string.val = (char *) k;
+	key.val.string.len = strlen(k);
+	pushJsonbValue(st, WJB_KEY, &key);
+	val.type = jbvString;
+	val.val.string.val = (char *) s;
+	val.val.string.len = strlen(s);
+	pushJsonbValue(st, WJB_VALUE, &val);
+}
+
+/*
+ * Record the stamp of key's new state (deleted: its tombstone) and return
+ * it; with force, the stamp given (an applied change), else max(now, stored
+ * + 1 µs).
+ */
+TimestampTz
+DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region, bool force)
+{
+	DynSecurityState sec;
+	Oid			types[6] = {INT8OID, BYTEAOID, BYTEAOID, TIMESTAMPTZOID, TEXTOID, BOOLOID};
+	Datum		args[6];
+	bool		isnull;
+	TimestampTz out;
+
+	args[0] = Int64GetDatum(t->num);
+	args[1] = PointerGetDatum(key->pk);
+	args[2] = PointerGetDatum(key->sk);
+	args[3] = TimestampTzGetDatum(stamp);
+	args[4] = CStringGetTextDatum(region);
+	args[5] = BoolGetDatum(deleted);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args(force ?
+							  "INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
+							  "ON CONFLICT (table_num, pk, sk) DO UPDATE SET stamp = $4, region = $5, deleted = $6 "
+							  "RETURNING stamp" :
+							  "INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
+							  "ON CONFLICT (table_num, pk, sk) DO UPDATE SET "
+							  "stamp = greatest($4, s.stamp + interval '1 microsecond'), region = $5, deleted = $6 "
+							  "RETURNING stamp",
+							  6, types, args, NULL, false, 1) != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+		elog(ERROR, "could not write dynindex.replication_stamps");
+	out = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return out;
+}
+
+/*
+ * Is (stamp, region) later than key's stored stamp (or has the key none)?
+ * Locks the stamp row: the caller holds the item's row lock, as writers do.
+ */
+bool
+DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz stamp, const char *region)
+{
+	DynSecurityState sec;
+	Oid			types[5] = {INT8OID, BYTEAOID, BYTEAOID, TIMESTAMPTZOID, TEXTOID};
+	Datum		args[5];
+	bool		newer;
+
+	args[0] = Int64GetDatum(t->num);
+	args[1] = PointerGetDatum(key->pk);
+	args[2] = PointerGetDatum(key->sk);
+	args[3] = TimestampTzGetDatum(stamp);
+	args[4] = CStringGetTextDatum(region);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT ($4, $5) > (stamp, region COLLATE \"C\") FROM dynindex.replication_stamps "
+							  "WHERE table_num = $1 AND pk = $2 AND sk = $3 FOR UPDATE",
+							  5, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replication_stamps");
+	if (SPI_processed == 0)
+		newer = true;
+	else
+	{
+		bool		isnull;
+
+		newer = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return newer;
+}
+
+/*
+ * A write of replicated table t changed key to newitem (NULL: deleted):
+ * stamp it and log the change for the other regions.  A change being
+ * applied from another region is stamped by the apply worker and never
+ * sent back (its origin is set: the output plugin filters it).
+ */
+void
+DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
+{
+	JsonbParseState *st = NULL;
+	TimestampTz stamp;
+	const char *region = DynRegionLocal();
+	Jsonb	   *msg;
+	char	   *text;
+	JsonbValue	k;
+
+	if (DynReplicationApplying.active)
+		return;
+	stamp = DynReplicationStamp(t, key, newitem == NULL, GetCurrentTimestamp(), region, false);
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_string(&st, "t", t->name);
+	push_value(&st, "h", key->hash);
+	if (key->range)
+		push_value(&st, "r", key->range);
+	k.type = jbvString;
+	k.val.string.val = "i";
+	k.val.string.len = 1;
+	pushJsonbValue(&st, WJB_KEY, &k);
+	if (newitem)
+	{
+		Jsonb	   *ij = DynItemToJsonb(newitem);
+		JsonbValue	b;
+
+		b.type = jbvBinary;
+		b.val.binary.data = &ij->root;
+		b.val.binary.len = VARSIZE(ij) - VARHDRSZ;
+		pushJsonbValue(&st, WJB_VALUE, &b);
+	}
+	else
+	{
+		JsonbValue	n;
+
+		n.type = jbvNull;
+		pushJsonbValue(&st, WJB_VALUE, &n);
+	}
+	push_string(&st, "s", psprintf(INT64_FORMAT, (int64) stamp));
+	push_string(&st, "o", region);
+	msg = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	text = JsonbToCString(NULL, &msg->root, VARSIZE(msg));
+	LogLogicalMessage(DYN_REPLICATION_PREFIX, text, strlen(text), true, false);
+}
+
+/* The slot a region's apply worker streams from, on the server that sends: dynindex_<region>. */
+char *
+DynReplicationSlotName(const char *region)
+{
+	char	   *s = psprintf("dynindex_%s", region);
+
+	for (char *p = s; *p; p++)
+		if (*p == '-')
+			*p = '_';
+	return s;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_replicate_table);
+
+/*
+ * dynindex._replicate_table(table_name, region_name): mark an existing table
+ * replicated with a declared region whose server has the same table (the
+ * test's way in until ReplicaUpdates Create copies a table: not built).
+ * Creates this server's slot for the region first (a slot cannot be made
+ * after a write in the same transaction): changes committed from then on
+ * reach the region.
+ */
+Datum
+dynindex_replicate_table(PG_FUNCTION_ARGS)
+{
+	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *region = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	DynSecurityState sec;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2];
+
+	if (!superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to replicate a dynindex table"),
+						errdetail("Only superusers may (ReplicaUpdates is the API).")));
+	if (!DynRegionIsDeclared(region))
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
+						errmsg("region \"%s\" is not declared", region)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (DynCatalogGetTableUnchecked(table) == NULL)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("table \"%s\" does not exist", table)));
+	args[0] = CStringGetTextDatum(DynReplicationSlotName(region));
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_create_logical_replication_slot($1, '" DYN_REPLICATION_PLUGIN "') "
+							  "WHERE NOT EXISTS (SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $1)",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not create the replication slot");
+	args[0] = CStringGetTextDatum(table);
+	args[1] = CStringGetTextDatum(region);
+	if (SPI_execute_with_args("INSERT INTO dynindex.replicas (table_name, region_name) VALUES ($1, $2) "
+							  "ON CONFLICT DO NOTHING", 2, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not write dynindex.replicas");
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	DynCatalogChanged();
+	DynWorkerWake(MyDatabaseId);
+	PG_RETURN_VOID();
+}
+
+/*
+ * The other regions table t is replicated with, as "region\tstatus"
+ * strings sorted by region (NIL: not a global table, or before 0.3).
+ */
+List *
+DynReplicationReplicas(DynTable *t)
+{
+	DynSecurityState sec;
+	MemoryContext outer = CurrentMemoryContext;
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1];
+	List	   *out = NIL;
+
+	if (!DynReplicationIsReplicated(t))
+		return NIL;
+	args[0] = CStringGetTextDatum(t->name);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT region_name || E'\\t' || status FROM dynindex.replicas "
+							  "WHERE table_name = $1 ORDER BY region_name",
+							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replicas");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+
+		out = lappend(out, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		MemoryContextSwitchTo(spi);
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return out;
+}

@@ -1,0 +1,453 @@
+/*
+ * apply.c — global tables: one apply worker per (database, remote region)
+ * with a replicated table (docs/global-tables.md).
+ *
+ * It connects to the region's server with the declared connection string
+ * (a libpq replication connection), streams the slot dynindex_<this region>
+ * there (START_REPLICATION ... LOGICAL, the output plugin of
+ * replication/decode.c) and applies each change through the one write path
+ * (so LSIs, GSIs, streams and item history follow), last writer wins on the
+ * change's (stamp, region).  Each remote transaction is applied in one local
+ * transaction under the replication origin dynindex_<region>, whose progress
+ * commits with it: after a crash the stream resumes after the last applied
+ * transaction, exactly once.  Changes applied under the origin are not
+ * decoded for other regions (no change goes back where it came from).
+ *
+ * The database's worker (worker.c) starts missing apply workers each round
+ * (DynApplyLaunch); an apply worker that fails exits and is started again.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "common/hashfn.h"
+#include "executor/spi.h"
+#include "libpq-fe.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "replication/origin.h"
+#include "storage/ipc.h"
+#include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "tcop/tcopprot.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+#include "utils/timestamp.h"
+
+#include "catalog/dyn_catalog.h"
+#include "common/errors.h"
+#include "common/json.h"
+#include "replication/replication.h"
+#include "security/security.h"
+#include "storage/storage.h"
+#include "types/types.h"
+#include "worker/worker.h"
+#include "write/write.h"
+
+/* advisory lock key1 of the apply workers (key2: the region's hash) */
+#define DYN_APPLY_LOCK_KEY 0x64796e61	/* "dyna" */
+/* status updates to the sender at least this often */
+#define DYN_APPLY_STATUS_MS 1000
+/* a region that cannot be reached is tried again after this long */
+#define DYN_APPLY_RETRY_MS 2000
+
+/* The advisory lock an apply worker of region holds while it runs. */
+static void
+apply_locktag(LOCKTAG *tag, const char *region)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, DYN_APPLY_LOCK_KEY,
+						 hash_bytes((const unsigned char *) region, strlen(region)), 2);
+}
+
+/* One change as the output plugin sends it. */
+typedef struct ApplyChange
+{
+	DynKey		key;
+	DynValue   *item;			/* NULL: a delete */
+	TimestampTz stamp;
+	char	   *region;
+} ApplyChange;
+
+/* Last writer wins: the change's item when (stamp, region) is later than the stored one. */
+static DynValue *
+apply_mutator(DynTable *t, const DynValue *old, void *arg)
+{
+	ApplyChange *c = arg;
+
+	if (!DynReplicationIsNewer(t, &c->key, c->stamp, c->region))
+		return DYN_WRITE_KEEP;
+	DynReplicationStamp(t, &c->key, c->item == NULL, c->stamp, c->region, true);
+	return c->item;
+}
+
+/* A member of a change as a Jsonb (NULL: absent or null). */
+static Jsonb *
+member_jsonb(Jsonb *msg, const char *name)
+{
+	JsonbValue *v = RqGet(&msg->root, name);
+
+	if (v == NULL || v->type == jbvNull)
+		return NULL;
+	return JsonbValueToJsonb(v);
+}
+
+/* Apply one change ("M" line) in the current transaction. */
+static void
+apply_change(const char *json)
+{
+	Jsonb	   *msg = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
+	char	   *table = RqGetString(&msg->root, "t");
+	DynTable   *t;
+	DynValue   *keymap;
+	Jsonb	   *h = member_jsonb(msg, "h");
+	Jsonb	   *r = member_jsonb(msg, "r");
+	Jsonb	   *item = member_jsonb(msg, "i");
+	ApplyChange c;
+	DynWriteResult res;
+	const char *err = NULL;
+	JsonbValue	jv;
+
+	DynCatalogRevalidate();
+	t = DynCatalogGetTableUnchecked(table);
+	if (t == NULL)
+		return;					/* the table is gone here: nothing to apply */
+	keymap = DynMakeMap(2);
+	jv.type = jbvBinary;
+	jv.val.binary.data = &h->root;
+	jv.val.binary.len = VARSIZE(h) - VARHDRSZ;
+	DynMapAppend(keymap, t->hash.name, strlen(t->hash.name), DynValueFromJsonb(&jv, &err));
+	if (t->has_range && r)
+	{
+		jv.val.binary.data = &r->root;
+		jv.val.binary.len = VARSIZE(r) - VARHDRSZ;
+		DynMapAppend(keymap, t->range.name, strlen(t->range.name), DynValueFromJsonb(&jv, &err));
+	}
+	if (err)
+		elog(ERROR, "replicated change of table \"%s\" with an invalid key", table);
+	DynWriteKeyFromMap(t, keymap, &c.key);
+	c.item = item ? DynItemFromStored(item) : NULL;
+	c.stamp = (TimestampTz) strtoi64(RqGetString(&msg->root, "s"), NULL, 10);
+	c.region = RqGetString(&msg->root, "o");
+	DynReplicationApplying.active = true;
+	PG_TRY();
+	{
+		DynWriteModify(t, &c.key, apply_mutator, &c, "Item size has exceeded the maximum allowed size", 0, &res);
+	}
+	PG_FINALLY();
+	{
+		DynReplicationApplying.active = false;
+	}
+	PG_END_TRY();
+}
+
+/* Big-endian integers of the replication protocol. */
+static int64
+get_int64(const char *p)
+{
+	uint64		v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = (v << 8) | (unsigned char) p[i];
+	return (int64) v;
+}
+
+static void
+put_int64(char *p, int64 v)
+{
+	for (int i = 7; i >= 0; i--)
+	{
+		p[i] = (char) (v & 0xff);
+		v >>= 8;
+	}
+}
+
+/* Tell the sender how far this region has applied (and durably: the origin's flushed progress). */
+static void
+send_status(PGconn *conn, bool reply)
+{
+	char		buf[1 + 8 * 4 + 1];
+	XLogRecPtr	flushed = replorigin_session_get_progress(true);
+	XLogRecPtr	written = replorigin_session_get_progress(false);
+
+	buf[0] = 'r';
+	put_int64(buf + 1, written);
+	put_int64(buf + 9, flushed);
+	put_int64(buf + 17, flushed);
+	put_int64(buf + 25, GetCurrentTimestamp());
+	buf[33] = reply ? 1 : 0;
+	if (PQputCopyData(conn, buf, sizeof(buf)) <= 0 || PQflush(conn) != 0)
+		ereport(ERROR, (errmsg("dynindex apply: lost the connection to the sending region")));
+}
+
+/* Begin applying a remote transaction (a no-op when one is open). */
+static void
+begin_remote(void)
+{
+	if (IsTransactionState())
+		return;
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynStorageWritesBegin();
+}
+
+/* Commit the applied remote transaction that ended at end_lsn, committed at commit_time. */
+static void
+commit_remote(XLogRecPtr end_lsn, TimestampTz commit_time)
+{
+	if (!IsTransactionState())
+		return;
+	DynStorageWritesEnd();
+	SPI_finish();
+	PopActiveSnapshot();
+	replorigin_session_origin_lsn = end_lsn;
+	replorigin_session_origin_timestamp = commit_time;
+	CommitTransactionCommand();
+	replorigin_session_origin_lsn = InvalidXLogRecPtr;
+	replorigin_session_origin_timestamp = 0;
+}
+
+/* Handle one CopyData message of the stream. */
+static void
+handle_message(PGconn *conn, const char *buf, int len)
+{
+	if (buf[0] == 'k' && len >= 18)
+	{
+		if (buf[17])
+			send_status(conn, false);
+		return;
+	}
+	if (buf[0] != 'w' || len < 25)
+		return;
+	{
+		XLogRecPtr	start = (XLogRecPtr) get_int64(buf + 1);
+		const char *data = buf + 25;
+		int			dlen = len - 25;
+		char	   *text = pnstrdup(data, dlen);
+
+		if (dlen > 2 && data[0] == 'M' && data[1] == ' ')
+		{
+			begin_remote();
+			apply_change(text + 2);
+		}
+		else if (dlen > 2 && data[0] == 'C' && data[1] == ' ')
+			commit_remote(start, (TimestampTz) strtoi64(text + 2, NULL, 10));
+		pfree(text);
+	}
+}
+
+/*
+ * Before exiting on a failed connection or stream: wait, so that a region
+ * that is down is not asked again at every round of the database's worker.
+ */
+static void
+backoff(void)
+{
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, DYN_APPLY_RETRY_MS, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	CHECK_FOR_INTERRUPTS();
+}
+
+/* Connect to the region's server for replication; the conninfo is never logged. */
+static PGconn *
+connect_region(const char *region, const char *conninfo)
+{
+	const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
+	const char *vals[] = {conninfo, "database", "dynindex_apply", NULL};
+	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+
+	if (PQstatus(conn) != CONNECTION_OK)
+	{
+		char	   *why = pstrdup(PQerrorMessage(conn));	/* libpq's, without the password */
+
+		PQfinish(conn);
+		backoff();
+		ereport(ERROR, (errmsg("dynindex apply: could not connect to region \"%s\"", region),
+						errdetail_internal("%s", why)));
+	}
+	return conn;
+}
+
+/* bgworker entry: apply the changes of the region named in bgw_extra to database main_arg. */
+void
+dynindex_apply_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	char		region[BGW_EXTRALEN];
+	LOCKTAG		tag;
+	char	   *conninfo;
+	RepOriginId origin;
+	char	   *origin_name;
+	XLogRecPtr	start;
+	PGconn	   *conn;
+	PGresult   *res;
+	char	   *cmd;
+	TimestampTz last_status = 0;
+
+	memcpy(region, MyBgworkerEntry->bgw_extra, BGW_EXTRALEN);
+	region[BGW_EXTRALEN - 1] = '\0';
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	apply_locktag(&tag, region);
+	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		proc_exit(0);			/* another one runs */
+	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex apply from region %s", region));
+
+	origin_name = psprintf("dynindex_%s", region);
+	StartTransactionCommand();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	conninfo = DynRegionConninfo(region);
+	if (conninfo)
+		conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
+	SPI_finish();
+	origin = replorigin_by_name(origin_name, true);
+	if (origin == InvalidRepOriginId)
+		origin = replorigin_create(origin_name);
+	PopActiveSnapshot();
+	CommitTransactionCommand();
+	if (conninfo == NULL)
+		proc_exit(0);			/* the region was dropped */
+
+	replorigin_session_setup(origin, 0);
+	replorigin_session_origin = origin;
+	start = replorigin_session_get_progress(false);
+
+	conn = connect_region(region, conninfo);
+	cmd = psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X",
+				   DynReplicationSlotName(DynRegionLocal()), LSN_FORMAT_ARGS(start));
+	res = PQexec(conn, cmd);
+	if (PQresultStatus(res) != PGRES_COPY_BOTH)
+	{
+		PQclear(res);
+		PQfinish(conn);
+		backoff();
+		ereport(ERROR, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s",
+							   region, DynReplicationSlotName(DynRegionLocal()))));
+	}
+	PQclear(res);
+
+	for (;;)
+	{
+		char	   *buf;
+		int			len;
+
+		CHECK_FOR_INTERRUPTS();
+		len = PQgetCopyData(conn, &buf, 1);
+		if (len > 0)
+		{
+			handle_message(conn, buf, len);
+			PQfreemem(buf);
+			continue;
+		}
+		if (len < 0)
+		{
+			PQfinish(conn);
+			ereport(ERROR, (errmsg("dynindex apply: region \"%s\" ended the stream", region)));
+		}
+		/* nothing buffered: report progress, then wait for the socket */
+		if (!IsTransactionState() &&
+			TimestampDifferenceExceeds(last_status, GetCurrentTimestamp(), DYN_APPLY_STATUS_MS))
+		{
+			send_status(conn, false);
+			last_status = GetCurrentTimestamp();
+		}
+		(void) WaitLatchOrSocket(MyLatch, WL_LATCH_SET | WL_SOCKET_READABLE | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 PQsocket(conn), DYN_APPLY_STATUS_MS, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		if (PQconsumeInput(conn) == 0)
+		{
+			PQfinish(conn);
+			ereport(ERROR, (errmsg("dynindex apply: lost the connection to region \"%s\"", region)));
+		}
+	}
+}
+
+/* Start an apply worker for region in this database. */
+static void
+start_apply(const char *region)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
+	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_apply_main");
+	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex apply %s", region);
+	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex apply");
+	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
+	strlcpy(bgw.bgw_extra, region, BGW_EXTRALEN);
+	bgw.bgw_notify_pid = 0;
+	(void) RegisterDynamicBackgroundWorker(&bgw, &handle);
+}
+
+/*
+ * From the database's worker, each round: start the apply worker of every
+ * region a table of this database is replicated with, unless it runs (it
+ * holds its advisory lock).  Errors are reported, never raised.
+ */
+void
+DynApplyLaunch(void)
+{
+	List	   *regions = NIL;
+	MemoryContext outer = CurrentMemoryContext;
+	ListCell   *lc;
+
+	PG_TRY();
+	{
+		StartTransactionCommand();
+		PushActiveSnapshot(GetTransactionSnapshot());
+		if (SPI_connect() != SPI_OK_CONNECT)
+			elog(ERROR, "SPI_connect failed");
+		if (DynRegionsCatalogPresent())
+		{
+			DynSecurityState sec;
+
+			DynSecurityBeginInternal(&sec);
+			if (SPI_execute("SELECT DISTINCT region_name FROM dynindex.replicas", true, 0) != SPI_OK_SELECT)
+				elog(ERROR, "could not read dynindex.replicas");
+			for (uint64 i = 0; i < SPI_processed; i++)
+			{
+				MemoryContext spi = MemoryContextSwitchTo(outer);
+
+				regions = lappend(regions, SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+				MemoryContextSwitchTo(spi);
+			}
+			DynSecurityEndInternal(&sec);
+		}
+		SPI_finish();
+		PopActiveSnapshot();
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		EmitErrorReport();
+		AbortOutOfAnyTransaction();
+		FlushErrorState();
+		MemoryContextSwitchTo(outer);
+		return;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(outer);
+	foreach(lc, regions)
+	{
+		LOCKTAG		tag;
+		const char *region = lfirst(lc);
+
+		apply_locktag(&tag, region);
+		if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+			continue;			/* running */
+		LockRelease(&tag, ExclusiveLock, true);
+		start_apply(region);
+	}
+}

@@ -1,0 +1,81 @@
+# Global tables under faults (docs/global-tables.md): two regions take 8
+# writers (4 on each side: puts, counter updates and deletes over 200 keys)
+# while one server is killed with SIGKILL and restarted, then while the
+# other is, then while one is stopped for a while (a partition: the other
+# keeps taking writes).  After each fault both regions converge to the same
+# items, and the GSI of each verifies.
+use strict;
+use warnings;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use IPC::Run;
+use Time::HiRes qw(usleep);
+use FindBin;
+use lib $FindBin::RealBin;
+use DynGlobal;
+
+my ($east, $west) = global_pair('f');
+
+my $script = "$PostgreSQL::Test::Utils::tmp_check/global_load.sql";
+open(my $fh, '>', $script) or die;
+print $fh <<'SQL';
+\set k random(1, 200)
+\set v random(1, 1000000)
+\set d random(1, 10)
+SELECT CASE
+  WHEN :d = 1 THEN dynindex.api('DeleteItem', jsonb_build_object('TableName', 'Glob', 'Key',
+    jsonb_build_object('pk', jsonb_build_object('S', 'p' || :k), 'sk', jsonb_build_object('N', '1'))))
+  WHEN :d <= 3 THEN dynindex.api('UpdateItem', jsonb_build_object('TableName', 'Glob', 'Key',
+    jsonb_build_object('pk', jsonb_build_object('S', 'p' || :k), 'sk', jsonb_build_object('N', '1')),
+    'UpdateExpression', 'ADD n :one SET g = :g', 'ExpressionAttributeValues',
+    jsonb_build_object(':one', jsonb_build_object('N', '1'), ':g', jsonb_build_object('S', 'g' || (:k % 7)))))
+  ELSE dynindex.api('PutItem', jsonb_build_object('TableName', 'Glob', 'Item',
+    jsonb_build_object('pk', jsonb_build_object('S', 'p' || :k), 'sk', jsonb_build_object('N', '1'),
+      'g', jsonb_build_object('S', 'g' || (:k % 7)), 'v', jsonb_build_object('N', :v::text))))
+END;
+SQL
+close($fh);
+
+# 4 writers on $n for $secs seconds, in the background (a killed server ends them early).
+sub load
+{
+	my ($n, $secs) = @_;
+	my ($out, $err) = ('', '');
+	return IPC::Run::start([ 'pgbench', '-n', '-c', '4', '-j', '2', '-T', $secs, '-f', $script,
+		'-h', $n->host, '-p', $n->port, 'postgres' ], '>', \$out, '2>', \$err);
+}
+
+# Both regions hold the same items, and each GSI verifies.
+sub check
+{
+	my ($what) = @_;
+	ok(converged($east, $west, 120), "$what: both regions hold the same items");
+	for my $n ($east, $west)
+	{
+		$n->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Glob', '60 seconds')});
+		is($n->safe_psql('postgres', q{SELECT count(*) FROM dynindex.verify_indexes('Glob') WHERE missing + extra + stale > 0}),
+			'0', "$what: the GSI of " . $n->name . ' verifies');
+	}
+}
+
+for my $victim ($east, $west)
+{
+	my @h = (load($east, 8), load($west, 8));
+	sleep 3;
+	$victim->kill9;
+	sleep 1;
+	$victim->start;
+	$_->finish for @h;
+	check('SIGKILL of ' . $victim->name . ' under 8 writers');
+}
+ok(items($east) ne '', 'the table has items');
+
+# a partition: eu-west-1 away for a while, us-east-1 goes on taking writes
+$west->stop('fast');
+my $h = load($east, 5);
+$h->finish;
+$west->start;
+check('eu-west-1 stopped while us-east-1 took writes');
+
+done_testing();
