@@ -31,6 +31,13 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"C
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1", "TableClassOverride": "COLD"}}]}');
 -- a table that does not exist
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_missing", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1"}}]}');
+-- MultiRegionConsistency: its values; a witness needs STRONG; STRONG is not built (refused, never ignored)
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "MultiRegionConsistency": "SOMETIMES", "DeletionProtectionEnabled": false}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "GlobalTableWitnessUpdates": [{"Create": {"RegionName": "us-west-2"}}], "DeletionProtectionEnabled": false}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "MultiRegionConsistency": "STRONG", "DeletionProtectionEnabled": false}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "MultiRegionConsistency": "STRONG", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1"}}]}');
+-- EVENTUAL is what dynindex does: accepted with another change
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "MultiRegionConsistency": "EVENTUAL", "DeletionProtectionEnabled": false}')->'TableDescription'->>'TableName' AS eventual;
 
 
 -- == the regions of a deployment (dynindex.set_region, administrators only) ==

@@ -52,6 +52,7 @@ extern void DynTablesCreateIndex(const char *table, int64 num, int position, boo
 
 /* tables_replicas.c */
 extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates);
+extern void DynTablesCheckConsistency(JsonbContainer *r);
 
 /* tables.c */
 extern DynTable *DynTablesForChange(const char *name);

@@ -104,3 +104,21 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 						   "Please retry the request without these replicas: [%s].", region);
 	}
 }
+
+/*
+ * MultiRegionConsistency and GlobalTableWitnessUpdates: a witness needs
+ * STRONG (DynamoDB's message); STRONG itself — synchronous replication with
+ * ReplicatedWriteConflictException — is not built: dynindex replicates
+ * asynchronously (docs/global-tables.md), and says so rather than ignore it.
+ */
+void
+DynTablesCheckConsistency(JsonbContainer *r)
+{
+	JsonbValue *w = RqGet(r, "GlobalTableWitnessUpdates");
+
+	if (w && !RqStringIs(r, "MultiRegionConsistency", "STRONG"))
+		DynValidationError("MultiRegionConsistency must be set as STRONG when GlobalTableWitnessUpdates parameter is present");
+	if (w || RqStringIs(r, "MultiRegionConsistency", "STRONG"))
+		DynValidationError("One or more parameter values were invalid: MultiRegionConsistency STRONG is not supported: "
+						   "replication between regions is asynchronous");
+}

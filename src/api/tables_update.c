@@ -367,6 +367,7 @@ DynUpdateTable(Jsonb *req)
 		DynValidationError("One or more parameter values were invalid: You cannot create or delete index while changing stream status");
 
 	t = DynTablesForChange(RqGetString(r, "TableName"));
+	DynTablesCheckConsistency(r);
 	if (RqGet(r, "ReplicaUpdates"))
 		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"));
 	billing = RqGetString(r, "BillingMode");

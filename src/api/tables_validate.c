@@ -162,6 +162,8 @@ static const RqField gsi_update_elem = {
 	.type = RQ_STRUCT,.structname = "GlobalSecondaryIndexUpdate",.fields = gsi_update_action_fields
 };
 static const RqField any_elem = {.type = RQ_ANY};
+static const char *const consistency_enum[] = {"EVENTUAL", "STRONG", NULL};
+
 /* ReplicaUpdates (global tables 2019.11.21): ReplicationGroupUpdate and its three actions */
 static const RqField replica_member_fields[] = {
 	{.name = "RegionName",.type = RQ_STRING,.notnull = true},
@@ -199,7 +201,7 @@ const RqField DynUpdateTableFields[] = {
 	{.name = "DeletionProtectionEnabled",.type = RQ_BOOLEAN},
 	{.name = "OnDemandThroughput",.type = RQ_STRUCT,.structname = "OnDemandThroughput",.fields = on_demand_fields},
 	{.name = "WarmThroughput",.type = RQ_STRUCT,.structname = "WarmThroughput",.fields = warm_fields},
-	{.name = "MultiRegionConsistency",.type = RQ_STRING},
+	{.name = "MultiRegionConsistency",.type = RQ_STRING,.enumvals = consistency_enum},
 	{.name = "GlobalTableWitnessUpdates",.type = RQ_LIST,.elem = &any_elem},
 	{0}
 };

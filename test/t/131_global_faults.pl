@@ -1,6 +1,7 @@
 # Global tables under faults (docs/global-tables.md): two regions take 8
 # writers (4 on each side: puts, counter updates and deletes over 200 keys)
-# while one server is killed with SIGKILL and restarted, then while the
+# while one server is killed with SIGKILL (its postmaster and every child at
+# once, test/t/DynCrash.pm) and restarted, then while the
 # other is, then while one is stopped for a while (a partition: the other
 # keeps taking writes).  After each fault both regions converge to the same
 # items, and the GSI of each verifies.
@@ -13,6 +14,7 @@ use IPC::Run;
 use Time::HiRes qw(usleep);
 use FindBin;
 use lib $FindBin::RealBin;
+use DynCrash;
 use DynGlobal;
 
 my ($east, $west) = global_pair('f');
@@ -63,8 +65,7 @@ for my $victim ($east, $west)
 {
 	my @h = (load($east, 8), load($west, 8));
 	sleep 3;
-	$victim->kill9;
-	sleep 1;
+	ok(crash_node($victim), 'SIGKILL of ' . $victim->name . ' and every process of it');
 	$victim->start;
 	$_->finish for @h;
 	check('SIGKILL of ' . $victim->name . ' under 8 writers');
