@@ -16,6 +16,7 @@
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "history/history.h"
+#include "replication/replication.h"
 #include "security/security.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
@@ -88,6 +89,8 @@ DynDeleteTable(Jsonb *req)
 		DynStorageDropTable(t->indexes[i].storage);
 	/* its stream is disabled; the records stay readable until they expire */
 	DynStreamDisable(t);
+	/* a global table: this replica goes, the other regions' stay (their changes are skipped here) */
+	DynReplicationForgetTable(t);
 	DynCatalogChanged();
 	return DynTablesWrap("TableDescription", desc);
 }

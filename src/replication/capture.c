@@ -336,3 +336,25 @@ DynReplicationReplicas(DynTable *t)
 	SPI_finish();
 	return out;
 }
+
+/* Table t is being deleted: it is no longer replicated, and its stamps go. */
+void
+DynReplicationForgetTable(DynTable *t)
+{
+	DynSecurityState sec;
+	Oid			types[2] = {TEXTOID, INT8OID};
+	Datum		args[2];
+
+	if (!DynRegionsCatalogPresent())
+		return;
+	args[0] = CStringGetTextDatum(t->name);
+	args[1] = Int64GetDatum(t->num);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("DELETE FROM dynindex.replicas WHERE table_name = $1", 2, types, args, NULL, false, 0) != SPI_OK_DELETE ||
+		SPI_execute_with_args("DELETE FROM dynindex.replication_stamps WHERE table_num = $2", 2, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not forget the replicas of a deleted table");
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+}

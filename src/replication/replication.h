@@ -52,6 +52,8 @@ extern bool DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz st
 
 /* The other regions of global table t: "region\tstatus" strings, sorted (NIL: none). */
 extern List *DynReplicationReplicas(DynTable *t);
+/* Table t is being deleted: forget its replicas and stamps. */
+extern void DynReplicationForgetTable(DynTable *t);
 /* The slot a region's apply worker streams from, on the sending server. */
 extern char *DynReplicationSlotName(const char *region);
 

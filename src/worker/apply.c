@@ -164,13 +164,25 @@ put_int64(char *p, int64 v)
 	}
 }
 
-/* Tell the sender how far this region has applied (and durably: the origin's flushed progress). */
+/* The sender's position as of its last message (what it has sent). */
+static XLogRecPtr last_received = InvalidXLogRecPtr;
+
+/*
+ * Tell the sender how far this region has applied, durably: the origin's
+ * flushed progress.  With no remote transaction open and every applied one
+ * flushed, everything the sender has sent is done (the rest carried no
+ * change for us): report its position, as PostgreSQL's apply worker does, so
+ * that the slot advances and a shutting-down sender sees us caught up.
+ */
 static void
 send_status(PGconn *conn, bool reply)
 {
 	char		buf[1 + 8 * 4 + 1];
 	XLogRecPtr	flushed = replorigin_session_get_progress(true);
 	XLogRecPtr	written = replorigin_session_get_progress(false);
+
+	if (!IsTransactionState() && flushed == written && last_received > flushed)
+		flushed = written = last_received;
 
 	buf[0] = 'r';
 	put_int64(buf + 1, written);
@@ -217,6 +229,7 @@ handle_message(PGconn *conn, const char *buf, int len)
 {
 	if (buf[0] == 'k' && len >= 18)
 	{
+		last_received = Max(last_received, (XLogRecPtr) get_int64(buf + 1));
 		if (buf[17])
 			send_status(conn, false);
 		return;
@@ -229,6 +242,7 @@ handle_message(PGconn *conn, const char *buf, int len)
 		int			dlen = len - 25;
 		char	   *text = pnstrdup(data, dlen);
 
+		last_received = Max(last_received, start);
 		if (dlen > 2 && data[0] == 'M' && data[1] == ' ')
 		{
 			begin_remote();
