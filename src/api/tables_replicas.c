@@ -41,11 +41,12 @@ is_member(DynTable *t, const char *region)
 
 /*
  * Check ReplicaUpdates: every element names exactly one action and another
- * region of the deployment (declared with dynindex.set_region); Update and
- * Delete name a region the table has a replica in (none has yet).  Creating
- * a replica needs the replication that is not built yet: a Create naming a
- * declared region is refused as DynamoDB refuses a region it cannot
- * replicate to, never answered UPDATING with nothing done.
+ * region of the deployment (declared with dynindex.set_region); a Create
+ * names a region the table has no replica in yet, an Update or Delete one it
+ * has.  What would then change something is not built (creating a replica
+ * copies the table there; deleting or updating one): it is refused as
+ * DynamoDB refuses a region it cannot replicate to, never answered UPDATING
+ * with nothing done (docs/global-tables.md).  Every element fails here.
  */
 void
 DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
