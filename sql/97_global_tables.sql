@@ -49,6 +49,8 @@ SELECT dynindex.set_region('ap-south-1', 'host=ap.example dbname=app user=rep pa
 SELECT dynindex.set_region('ap-south-1', 'host=ap2.example dbname=app user=rep password=y');
 -- no secret comes back
 SELECT * FROM dynindex.list_regions();
+-- replication per region: nothing streams yet (no slot, nothing applied)
+SELECT * FROM dynindex.replication_status();
 -- the table itself: the extension's owner only (a superuser here)
 SELECT region_name FROM dynindex.regions ORDER BY 1;
 -- bad input: names, this server's own region, a connection string libpq refuses (never repeated)
@@ -64,6 +66,7 @@ SELECT dynindex.set_region('eu-west-2', 'host=x password=p');
 SELECT * FROM dynindex.list_regions();
 SELECT * FROM dynindex.regions;
 SELECT dynindex.drop_region('eu-west-1');
+SELECT * FROM dynindex.replication_status();
 RESET ROLE;
 -- an administrator: yes, with a password of its own (not the server's credentials)
 SET ROLE gt_admin;

@@ -454,3 +454,10 @@ RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replicate_table' LANGUAGE C VOLATIL
 COMMENT ON FUNCTION dynindex._replicate_table(text, text) IS
     'Mark an existing table replicated with a region whose server has the same table (internal: tests; ReplicaUpdates Create is the API)';
 REVOKE ALL ON FUNCTION dynindex._replicate_table(text, text) FROM PUBLIC;
+CREATE FUNCTION dynindex.replication_status(OUT region_name text, OUT slot_name text, OUT streaming boolean,
+    OUT pending_bytes numeric, OUT applied_lsn pg_lsn)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_replication_status' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.replication_status() IS
+    'Per declared region: this server''s slot for it (streaming, WAL bytes not yet confirmed) and how far its changes are applied here (administrators only)';
+REVOKE ALL ON FUNCTION dynindex.replication_status() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.replication_status() TO dynindex_admin;

@@ -330,3 +330,45 @@ dynindex_list_regions(PG_FUNCTION_ARGS)
 	SPI_finish();
 	return (Datum) 0;
 }
+
+PG_FUNCTION_INFO_V1(dynindex_replication_status);
+
+/*
+ * dynindex.replication_status(): per declared region, this server's slot
+ * for it (the changes it has not confirmed yet, in bytes of WAL) and how far
+ * this server has applied the region's changes (its replication origin).
+ */
+Datum
+dynindex_replication_status(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DynSecurityState sec;
+
+	require_region_admin();
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute("SELECT r.region_name, s.slot_name::text, coalesce(s.active, false), "
+					"CASE WHEN s.confirmed_flush_lsn IS NOT NULL THEN "
+					"pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn) END, "
+					"o.remote_lsn "
+					"FROM dynindex.regions r "
+					"LEFT JOIN pg_catalog.pg_replication_slots s "
+					"ON s.slot_name = 'dynindex_' || pg_catalog.replace(r.region_name, '-', '_') "
+					"LEFT JOIN pg_catalog.pg_replication_origin_status o ON o.external_id = 'dynindex_' || r.region_name "
+					"ORDER BY r.region_name", true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the replication status");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		Datum		values[5];
+		bool		isnull[5];
+
+		for (int c = 0; c < 5; c++)
+			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return (Datum) 0;
+}

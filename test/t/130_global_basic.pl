@@ -78,6 +78,12 @@ is($west->safe_psql('postgres', q{SELECT count(*) FROM dynindex.stream_changes('
 	'50', 'each change applied once (one stream record per change)');
 is($west->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"a"},"sk":{"N":"1"}}}')->'Item'->'n'->>'N'}),
 	'8', 'the update made while it was down is there once');
+# the lag per region: each side's slot for the other streams and is confirmed; each applied the other's changes
+for my $n ($east, $west)
+{
+	ok($n->poll_query_until('postgres', q{SELECT streaming AND pending_bytes < 65536 AND applied_lsn IS NOT NULL
+	  FROM dynindex.replication_status()}), $n->name . ': replication_status shows the other region caught up');
+}
 is($west->safe_psql('postgres', q{SELECT count(*) FROM (SELECT * FROM dynindex.verify_indexes('Glob')) v WHERE missing + extra + stale > 0}),
 	'0', 'the GSI of eu-west-1 verifies');
 
