@@ -4,7 +4,12 @@
  *
  * regions.c: the catalog dynindex.regions (region name -> libpq connection
  * string, readable by the extension's owner only) and the administrators'
- * SQL functions set_region, drop_region, list_regions.
+ * SQL functions set_region, drop_region, list_regions, replication_status.
+ * capture.c: what a write of a global table records for the other regions
+ * (its replication stamp, a logical decoding message), last writer wins,
+ * the replicas of a table (dynindex.replicas).
+ * decode.c: the output plugin "dynindex" the other regions stream.
+ * The apply of their changes is a driver: worker/apply.c.
  */
 #ifndef DYNINDEX_REPLICATION_H
 #define DYNINDEX_REPLICATION_H
