@@ -14,7 +14,10 @@
  * decoded for other regions (no change goes back where it came from).
  *
  * The database's worker (worker.c) starts missing apply workers each round
- * (DynApplyLaunch); an apply worker that fails exits and is started again.
+ * (DynApplyLaunch).  A region that cannot be reached, or a stream that ends,
+ * is tried again by the same worker every DYN_APPLY_RETRY_MS; an error while
+ * applying ends the worker (the transaction rolls back, the origin stays
+ * where it was) and the database's worker starts it again.
  */
 #include "postgres.h"
 
@@ -266,7 +269,7 @@ backoff(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Connect to the region's server for replication; the conninfo is never logged. */
+/* Connect to the region's server for replication (NULL: could not; the conninfo is never logged). */
 static PGconn *
 connect_region(const char *region, const char *conninfo)
 {
@@ -276,44 +279,20 @@ connect_region(const char *region, const char *conninfo)
 
 	if (PQstatus(conn) != CONNECTION_OK)
 	{
-		char	   *why = pstrdup(PQerrorMessage(conn));	/* libpq's, without the password */
-
+		ereport(LOG, (errmsg("dynindex apply: could not connect to region \"%s\"", region),
+					  errdetail_internal("%s", PQerrorMessage(conn))));	/* libpq's, without the password */
 		PQfinish(conn);
-		backoff();
-		ereport(ERROR, (errmsg("dynindex apply: could not connect to region \"%s\"", region),
-						errdetail_internal("%s", why)));
+		return NULL;
 	}
 	return conn;
 }
 
-/* bgworker entry: apply the changes of the region named in bgw_extra to database main_arg. */
-void
-dynindex_apply_main(Datum arg)
+/* The region's connection string, read again for each session (NULL: no longer declared). */
+static char *
+read_conninfo(const char *region)
 {
-	Oid			dboid = DatumGetObjectId(arg);
-	char		region[BGW_EXTRALEN];
-	LOCKTAG		tag;
 	char	   *conninfo;
-	RepOriginId origin;
-	char	   *origin_name;
-	XLogRecPtr	start;
-	PGconn	   *conn;
-	PGresult   *res;
-	char	   *cmd;
-	TimestampTz last_status = 0;
 
-	memcpy(region, MyBgworkerEntry->bgw_extra, BGW_EXTRALEN);
-	region[BGW_EXTRALEN - 1] = '\0';
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-
-	apply_locktag(&tag, region);
-	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
-		proc_exit(0);			/* another one runs */
-	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex apply from region %s", region));
-
-	origin_name = psprintf("dynindex_%s", region);
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -322,32 +301,33 @@ dynindex_apply_main(Datum arg)
 	if (conninfo)
 		conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
 	SPI_finish();
-	origin = replorigin_by_name(origin_name, true);
-	if (origin == InvalidRepOriginId)
-		origin = replorigin_create(origin_name);
 	PopActiveSnapshot();
 	CommitTransactionCommand();
-	if (conninfo == NULL)
-		proc_exit(0);			/* the region was dropped */
+	return conninfo;
+}
 
-	replorigin_session_setup(origin, 0);
-	replorigin_session_origin = origin;
-	start = replorigin_session_get_progress(false);
+/*
+ * One session: stream the region's slot from where this server's origin
+ * is, applying, until the connection ends.  A remote transaction it leaves
+ * half applied is rolled back: the next session gets it again whole.
+ */
+static void
+stream_session(const char *region, PGconn *conn)
+{
+	XLogRecPtr	start = replorigin_session_get_progress(false);
+	char	   *slot = DynReplicationSlotName(DynRegionLocal());
+	PGresult   *res;
+	TimestampTz last_status = 0;
 
-	conn = connect_region(region, conninfo);
-	cmd = psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X",
-				   DynReplicationSlotName(DynRegionLocal()), LSN_FORMAT_ARGS(start));
-	res = PQexec(conn, cmd);
+	res = PQexec(conn, psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X", slot, LSN_FORMAT_ARGS(start)));
 	if (PQresultStatus(res) != PGRES_COPY_BOTH)
 	{
+		ereport(LOG, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s", region, slot),
+					  errdetail_internal("%s", PQerrorMessage(conn))));
 		PQclear(res);
-		PQfinish(conn);
-		backoff();
-		ereport(ERROR, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s",
-							   region, DynReplicationSlotName(DynRegionLocal()))));
+		return;
 	}
 	PQclear(res);
-
 	for (;;)
 	{
 		char	   *buf;
@@ -362,10 +342,7 @@ dynindex_apply_main(Datum arg)
 			continue;
 		}
 		if (len < 0)
-		{
-			PQfinish(conn);
-			ereport(ERROR, (errmsg("dynindex apply: region \"%s\" ended the stream", region)));
-		}
+			break;				/* the sender ended the stream */
 		/* nothing buffered: report progress, then wait for the socket */
 		if (!IsTransactionState() &&
 			TimestampDifferenceExceeds(last_status, GetCurrentTimestamp(), DYN_APPLY_STATUS_MS))
@@ -377,10 +354,65 @@ dynindex_apply_main(Datum arg)
 								 PQsocket(conn), DYN_APPLY_STATUS_MS, PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		if (PQconsumeInput(conn) == 0)
+			break;				/* the connection is lost */
+	}
+	ereport(LOG, (errmsg("dynindex apply: the stream of region \"%s\" ended", region)));
+	if (IsTransactionState())
+	{
+		DynStorageWritesEnd();
+		AbortCurrentTransaction();
+	}
+}
+
+/*
+ * bgworker entry: apply the changes of the region named in bgw_extra to
+ * database main_arg, session after session (a region that cannot be reached
+ * is tried again every DYN_APPLY_RETRY_MS), until the region is dropped.
+ */
+void
+dynindex_apply_main(Datum arg)
+{
+	Oid			dboid = DatumGetObjectId(arg);
+	char		region[BGW_EXTRALEN];
+	LOCKTAG		tag;
+	RepOriginId origin;
+	char	   *origin_name;
+
+	memcpy(region, MyBgworkerEntry->bgw_extra, BGW_EXTRALEN);
+	region[BGW_EXTRALEN - 1] = '\0';
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	apply_locktag(&tag, region);
+	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
+		proc_exit(0);			/* another one runs */
+	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex apply from region %s", region));
+
+	origin_name = psprintf("dynindex_%s", region);
+	StartTransactionCommand();
+	origin = replorigin_by_name(origin_name, true);
+	if (origin == InvalidRepOriginId)
+		origin = replorigin_create(origin_name);
+	CommitTransactionCommand();
+	replorigin_session_setup(origin, 0);
+	replorigin_session_origin = origin;
+
+	for (;;)
+	{
+		char	   *conninfo = read_conninfo(region);
+		PGconn	   *conn;
+
+		if (conninfo == NULL)
+			proc_exit(0);		/* the region was dropped */
+		conn = connect_region(region, conninfo);
+		pfree(conninfo);
+		if (conn)
 		{
+			stream_session(region, conn);
 			PQfinish(conn);
-			ereport(ERROR, (errmsg("dynindex apply: lost the connection to region \"%s\"", region)));
 		}
+		backoff();
 	}
 }
 
