@@ -51,6 +51,15 @@
 #define GetNumberFromPGProc(proc) ((proc)->pgprocno)
 #endif
 
+/* 16: ExecInsertIndexTuples() takes onlySummarizing (after a HOT update: only the summarizing indexes). */
+#if PG_VERSION_NUM >= 160000
+#define DynExecInsertIndexTuples(rri, slot, estate, update, noDupErr, specConflict, arbiterIndexes, onlySummarizing) \
+	ExecInsertIndexTuples(rri, slot, estate, update, noDupErr, specConflict, arbiterIndexes, onlySummarizing)
+#else
+#define DynExecInsertIndexTuples(rri, slot, estate, update, noDupErr, specConflict, arbiterIndexes, onlySummarizing) \
+	ExecInsertIndexTuples(rri, slot, estate, update, noDupErr, specConflict, arbiterIndexes)
+#endif
+
 /* 16: stringToQualifiedNameList() takes a soft-error context (NULL: throw). */
 #if PG_VERSION_NUM < 160000
 #define stringToQualifiedNameList(string, escontext) stringToQualifiedNameList(string)

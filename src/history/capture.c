@@ -24,11 +24,16 @@
  */
 #include "postgres.h"
 
+#include "access/heapam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/twophase.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
-#include "executor/spi.h"
+#include "executor/executor.h"
+#include "nodes/makefuncs.h"
 #include "executor/tuptable.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -41,7 +46,9 @@
 #include "utils/builtins.h"
 #include "common/hashfn.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/resowner.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
@@ -49,7 +56,6 @@
 
 #include "common/errors.h"
 #include "history/history.h"
-#include "security/security.h"
 
 typedef struct HistoryShared
 {
@@ -89,14 +95,6 @@ static bool slot_held = false;
 static TimestampTz pending_stamp = 0;
 /* the stamp of this session's last committed transaction (0: it recorded no history) */
 static TimestampTz last_commit_stamp = 0;
-
-/* per table number: its prepared insert (kept across transactions) */
-typedef struct PlanEntry
-{
-	int64		num;
-	SPIPlanPtr	plan;
-} PlanEntry;
-static HTAB *plans = NULL;
 
 /* ---------------------------------------------------------------- shared memory */
 
@@ -373,40 +371,84 @@ drop_subxact_rows(SubTransactionId subid)
 	nlive -= (nrows - start) - already;
 }
 
-/* The prepared history insert of a table. */
-static SPIPlanPtr
-insert_plan(int64 num)
+/*
+ * A history relation written by the flush: opened once per transaction; each
+ * row goes straight into its heap and its indexes (the primary key (pk, sk,
+ * valid_to), checked for uniqueness, and the BRIN on valid_to) as an INSERT's
+ * executor would put it there, without an SPI call, a plan or a snapshot per
+ * row.  History relations have no triggers, rules or policies (they are
+ * internal: only the extension owner may write them).
+ */
+typedef struct Target
 {
-	static Oid	types[5] = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID, INT4OID, JSONBOID};
-	PlanEntry  *e;
-	bool		found;
+	int64		num;
+	Relation	rel;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+} Target;
 
-	if (plans == NULL)
+/* The open history relation of table num (opened and locked ROW EXCLUSIVE on first use). */
+static Target *
+get_target(List **targets, int64 num)
+{
+	static const Oid types[5] = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID, INT4OID, JSONBOID};
+	ListCell   *lc;
+	Target	   *t;
+	char		name[NAMEDATALEN];
+	Oid			relid;
+	TupleDesc	desc;
+	int			i;
+
+	foreach(lc, *targets)
 	{
-		HASHCTL		ctl;
-
-		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(int64);
-		ctl.entrysize = sizeof(PlanEntry);
-		plans = hash_create("dynindex history inserts", 16, &ctl, HASH_ELEM | HASH_BLOBS);
+		t = lfirst(lc);
+		if (t->num == num)
+			return t;
 	}
-	e = hash_search(plans, &num, HASH_ENTER, &found);
-	if (!found)
-	{
-		SPIPlanPtr	plan = SPI_prepare(psprintf("INSERT INTO %s (pk, sk, valid_to, size, item) "
-											   "VALUES ($1, $2, $3, $4, $5)",
-											   DynHistoryRelation(num)), 5, types);
-
-		if (plan == NULL || SPI_keepplan(plan) != 0)
-		{
-			hash_search(plans, &num, HASH_REMOVE, NULL);
-			elog(ERROR, "could not prepare the history insert of table %lld", (long long) num);
-		}
-		e->plan = plan;
-	}
-	return e->plan;
+	snprintf(name, sizeof(name), "h%lld", (long long) num);
+	relid = RangeVarGetRelid(makeRangeVar(DYN_HISTORY_SCHEMA, name, -1), RowExclusiveLock, true);
+	if (!OidIsValid(relid))
+		elog(ERROR, "the item history %s.%s is missing", DYN_HISTORY_SCHEMA, name);
+	t = palloc0(sizeof(Target));
+	t->num = num;
+	t->rel = table_open(relid, NoLock);
+	desc = RelationGetDescr(t->rel);
+	/* (pk, sk, valid_to, size, item), as DynHistoryEnable made it */
+	if (t->rel->rd_rel->relkind != RELKIND_RELATION || desc->natts != 5)
+		elog(ERROR, "the item history %s.%s is not as dynindex made it", DYN_HISTORY_SCHEMA, name);
+	for (i = 0; i < 5; i++)
+		if (TupleDescAttr(desc, i)->attisdropped || TupleDescAttr(desc, i)->atttypid != types[i])
+			elog(ERROR, "the item history %s.%s is not as dynindex made it", DYN_HISTORY_SCHEMA, name);
+	t->rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(t->rri, t->rel, 0, NULL, 0);
+	ExecOpenIndices(t->rri, false);
+	t->slot = table_slot_create(t->rel, NULL);
+	*targets = lappend(*targets, t);
+	return t;
 }
 
+/* Close the history relations of the flush (their locks stay until the transaction ends). */
+static void
+close_targets(List *targets)
+{
+	ListCell   *lc;
+
+	foreach(lc, targets)
+	{
+		Target	   *t = lfirst(lc);
+
+		ExecDropSingleTupleTableSlot(t->slot);
+		ExecCloseIndices(t->rri);
+		table_close(t->rel, NoLock);
+	}
+}
+
+/* Is a datum a pointer to TOAST storage (reading it needs a snapshot)? */
+static inline bool
+is_external(Datum d)
+{
+	return VARATT_IS_EXTERNAL(DatumGetPointer(d));
+}
 /* A key written in this flush (dedupe of a transaction writing one key twice). */
 typedef struct SeenKey
 {
@@ -471,8 +513,12 @@ flush(void)
 	TupleTableSlot *slot;
 	TimestampTz stamp;
 	ResourceOwner owner = CurrentResourceOwner;
-	DynSecurityState sec;
 	HTAB	   *seen = NULL;
+	EState	   *estate;
+	List	   *targets = NIL;
+	BulkInsertState bistate = NULL;
+	CommandId	cid;
+	bool		snapshot = false;
 	int64		i;
 	int			d = 0;
 
@@ -486,11 +532,8 @@ flush(void)
 		return;
 	}
 	stamp = take_commit_stamp();
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	PushActiveSnapshot(GetTransactionSnapshot());
-	/* history relations are internal: written with the extension owner's rights */
-	DynSecurityBeginInternal(&sec);
+	estate = CreateExecutorState();
+	cid = GetCurrentCommandId(true);
 	slot = MakeSingleTupleTableSlot(get_row_desc(), &TTSOpsMinimalTuple);
 	if (nlive > 1)
 	{
@@ -502,13 +545,20 @@ flush(void)
 		ctl.hcxt = CurrentMemoryContext;
 		seen = hash_create("dynindex history keys of a transaction", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
+	if (nlive > 64)
+		bistate = GetBulkInsertState();
+	/* the tuplestore's file, the relations and the buffers belong to the transaction */
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	for (i = 0; i < nrows; i++)
 	{
-		Datum		args[5];
-		char		argnulls[6] = "     ";
+		Target	   *t;
+		TupleTableSlot *out;
 		bool		isnull;
 		int64		num;
+		Datum		pk,
+					sk,
+					item;
+		bool		itemnull;
 
 		if (!tuplestore_gettupleslot(rows, true, false, slot))
 			elog(ERROR, "item history of the transaction is shorter than recorded");
@@ -517,27 +567,47 @@ flush(void)
 		if (d < ndead && i >= dead[d])
 			continue;			/* of an aborted subtransaction */
 		num = DatumGetInt64(slot_getattr(slot, 1, &isnull));
-		args[0] = slot_getattr(slot, 2, &isnull);
-		args[1] = slot_getattr(slot, 3, &isnull);
-		if (seen && seen_before(seen, num, DatumGetByteaPP(args[0]), DatumGetByteaPP(args[1])))
+		pk = slot_getattr(slot, 2, &isnull);
+		sk = slot_getattr(slot, 3, &isnull);
+		item = slot_getattr(slot, 5, &itemnull);
+		/* a value still in the storage's TOAST relation is read (and copied): that needs a snapshot */
+		if (!snapshot && (is_external(pk) || is_external(sk) || (!itemnull && is_external(item))))
+		{
+			PushActiveSnapshot(GetTransactionSnapshot());
+			snapshot = true;
+		}
+		if (seen && seen_before(seen, num, DatumGetByteaPP(pk), DatumGetByteaPP(sk)))
 			continue;			/* written before in this transaction: its first row stands */
-		args[2] = TimestampTzGetDatum(stamp);
-		args[3] = slot_getattr(slot, 4, &isnull);
-		args[4] = slot_getattr(slot, 5, &isnull);
-		if (isnull)
-			argnulls[4] = 'n';
-		CurrentResourceOwner = owner;
-		if (SPI_execute_plan(insert_plan(num), args, argnulls, false, 0) != SPI_OK_INSERT)
-			elog(ERROR, "could not write item history");
-		CurrentResourceOwner = TopTransactionResourceOwner;
+		t = get_target(&targets, num);
+		out = t->slot;
+		ExecClearTuple(out);
+		out->tts_values[0] = pk;
+		out->tts_isnull[0] = false;
+		out->tts_values[1] = sk;
+		out->tts_isnull[1] = false;
+		out->tts_values[2] = TimestampTzGetDatum(stamp);
+		out->tts_isnull[2] = false;
+		out->tts_values[3] = slot_getattr(slot, 4, &isnull);
+		out->tts_isnull[3] = false;
+		out->tts_values[4] = item;
+		out->tts_isnull[4] = itemnull;
+		ExecStoreVirtualTuple(out);
+		table_tuple_insert(t->rel, out, cid, 0, bistate);
+		(void) DynExecInsertIndexTuples(t->rri, out, estate, false, false, NULL, NIL, false);
+		ResetPerTupleExprContext(estate);
 	}
+	if (bistate)
+		FreeBulkInsertState(bistate);
+	close_targets(targets);
 	CurrentResourceOwner = owner;
+	if (snapshot)
+		PopActiveSnapshot();
+	FreeExecutorState(estate);
 	ExecDropSingleTupleTableSlot(slot);
 	tuplestore_end(rows);
 	rows = NULL;
-	DynSecurityEndInternal(&sec);
-	PopActiveSnapshot();
-	SPI_finish();
+	/* as after a statement: what later pre-commit work reads sees the rows */
+	CommandCounterIncrement();
 }
 
 /* Transaction callback: insert at pre-commit, release the slot at the end; refuse PREPARE. */
