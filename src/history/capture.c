@@ -6,7 +6,8 @@
  * (in memory up to work_mem, then a temporary file).  A subtransaction that
  * aborts drops the rows it appended: they are marked dead.  At pre-commit
  * one stamp is taken and every live row is inserted into its table's
- * history relation with valid_to = stamp; the first row of a key stands (a
+ * history relation with valid_to = stamp (straight into its heap and
+ * indexes, no SQL statement); the first row of a key stands (a
  * transaction writing one key twice superseded only the state before it:
  * the second write's old item was never visible to anyone else).
  *
@@ -385,11 +386,12 @@ typedef struct Target
 	Relation	rel;
 	ResultRelInfo *rri;
 	TupleTableSlot *slot;
+	BulkInsertState bistate;	/* many rows: one per relation (it holds a buffer of it) */
 } Target;
 
 /* The open history relation of table num (opened and locked ROW EXCLUSIVE on first use). */
 static Target *
-get_target(List **targets, int64 num)
+get_target(List **targets, int64 num, bool bulk)
 {
 	static const Oid types[5] = {BYTEAOID, BYTEAOID, TIMESTAMPTZOID, INT4OID, JSONBOID};
 	ListCell   *lc;
@@ -423,6 +425,7 @@ get_target(List **targets, int64 num)
 	InitResultRelInfo(t->rri, t->rel, 0, NULL, 0);
 	ExecOpenIndices(t->rri, false);
 	t->slot = table_slot_create(t->rel, NULL);
+	t->bistate = bulk ? GetBulkInsertState() : NULL;
 	*targets = lappend(*targets, t);
 	return t;
 }
@@ -437,6 +440,8 @@ close_targets(List *targets)
 	{
 		Target	   *t = lfirst(lc);
 
+		if (t->bistate)
+			FreeBulkInsertState(t->bistate);
 		ExecDropSingleTupleTableSlot(t->slot);
 		ExecCloseIndices(t->rri);
 		table_close(t->rel, NoLock);
@@ -516,7 +521,6 @@ flush(void)
 	HTAB	   *seen = NULL;
 	EState	   *estate;
 	List	   *targets = NIL;
-	BulkInsertState bistate = NULL;
 	CommandId	cid;
 	bool		snapshot = false;
 	int64		i;
@@ -545,8 +549,6 @@ flush(void)
 		ctl.hcxt = CurrentMemoryContext;
 		seen = hash_create("dynindex history keys of a transaction", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	if (nlive > 64)
-		bistate = GetBulkInsertState();
 	/* the tuplestore's file, the relations and the buffers belong to the transaction */
 	CurrentResourceOwner = TopTransactionResourceOwner;
 	for (i = 0; i < nrows; i++)
@@ -578,7 +580,7 @@ flush(void)
 		}
 		if (seen && seen_before(seen, num, DatumGetByteaPP(pk), DatumGetByteaPP(sk)))
 			continue;			/* written before in this transaction: its first row stands */
-		t = get_target(&targets, num);
+		t = get_target(&targets, num, nlive > 64);
 		out = t->slot;
 		ExecClearTuple(out);
 		out->tts_values[0] = pk;
@@ -592,12 +594,10 @@ flush(void)
 		out->tts_values[4] = item;
 		out->tts_isnull[4] = itemnull;
 		ExecStoreVirtualTuple(out);
-		table_tuple_insert(t->rel, out, cid, 0, bistate);
+		table_tuple_insert(t->rel, out, cid, 0, t->bistate);
 		(void) DynExecInsertIndexTuples(t->rri, out, estate, false, false, NULL, NIL, false);
 		ResetPerTupleExprContext(estate);
 	}
-	if (bistate)
-		FreeBulkInsertState(bistate);
 	close_targets(targets);
 	CurrentResourceOwner = owner;
 	if (snapshot)
