@@ -1,7 +1,8 @@
 # Global tables, the replication core between two dynindex servers (regions
 # us-east-1 and eu-west-1; docs/global-tables.md): a table replicated both
 # ways gets every committed change of the other side exactly once, through
-# the write path (its GSI and its stream follow), never sent back to where
+# the write path (its GSI and its stream follow; transactions and PartiQL
+# too), never sent back to where
 # it came from; concurrent writes of one item settle on the same winner on
 # both sides (last writer wins on (stamp, region)); deletes replicate; an
 # apply worker killed with the server (immediate stop) resumes where it was.
@@ -39,6 +40,16 @@ is($west->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"
 	'f', 'the deleted item is gone in eu-west-1');
 is($west->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"a"},"sk":{"N":"1"}}}')->'Item'->'n'->>'N'}),
 	'7', 'the update made in us-east-1 is in eu-west-1');
+
+# a transaction and a PartiQL statement replicate like any write (the one write path)
+api($east, 'TransactWriteItems', '{"TransactItems":[{"Put":{"TableName":"Glob","Item":{"pk":{"S":"t"},"sk":{"N":"1"},"v":{"S":"txn"}}}},'
+	. '{"Update":{"TableName":"Glob","Key":{"pk":{"S":"t"},"sk":{"N":"2"}},"UpdateExpression":"SET v = :v","ExpressionAttributeValues":{":v":{"S":"txn"}}}}]}');
+$west->safe_psql('postgres', q{SELECT * FROM dynindex.partiql('INSERT INTO "Glob" VALUE {''pk'': ''q'', ''sk'': 1, ''v'': ''partiql''}')});
+ok(converged($east, $west), 'a transaction and a PartiQL INSERT reach the other region');
+is($west->safe_psql('postgres', q{SELECT count(*) FROM dynindex.read_all('Query', '{"TableName":"Glob","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"t"}}}') i WHERE i->'v'->>'S' = 'txn'}),
+	'2', 'both items of the transaction are in eu-west-1');
+is($east->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"q"},"sk":{"N":"1"}}}')->'Item'->'v'->>'S'}),
+	'partiql', 'the PartiQL INSERT of eu-west-1 is in us-east-1');
 
 # a replicated write goes through the write path: the GSI and the stream of the receiving side
 $west->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Glob')});
