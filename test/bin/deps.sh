@@ -12,6 +12,7 @@ PKGS=(
     gcc make libc6-dev pkg-config
     libpq-dev libmicrohttpd-dev libssl-dev zlib1g-dev   # the gateway
     libcurl4-openssl-dev libzstd-dev    # import/export: S3 over HTTP (libcurl), ZSTD files
+    zstd                                # the import tests and fuzzer make ZSTD files
     libipc-run-perl                     # TAP tests (PostgreSQL::Test::Cluster)
     python3 python3-boto3               # client tests, examples
     python3-psycopg2                    # test/fuzz/api_fuzz.py
