@@ -11,6 +11,7 @@
 #include "utils/jsonb.h"
 
 #include "api/api.h"
+#include "api/capacity.h"
 #include "api/request.h"
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
@@ -167,6 +168,7 @@ run_operation(const char *opname, Jsonb *req)
 	DynRequestOperation = current_operation;
 	DynCatalogRevalidate();
 	DynCatalogRequestReset();
+	DynThroughputRequestBegin();
 	RqSetValidationLayer(opname);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");

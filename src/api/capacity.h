@@ -129,6 +129,10 @@ typedef struct DynThrottleReason
  * the reason when throttled.
  */
 extern DynThrottleReason DynThroughputCheck(DynTable *t, bool is_read, int index, const struct DynKey *key);
+/* A request begins (api.c): the reservations DynThroughputCheck makes are per request. */
+extern void DynThroughputRequestBegin(void);
+/* Give back every reservation of the request (a transaction cancelled for want of throughput). */
+extern void DynThroughputRelease(void);
 /* The same, raising the throttling error (and counting ThrottledRequests). */
 extern void DynThroughputAdmit(DynTable *t, bool is_read, int index, const struct DynKey *key);
 /* Raise the error of a reason (counting ThrottledRequests). */

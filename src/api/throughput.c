@@ -11,9 +11,10 @@
  * - On-demand tables and GSIs: OnDemandThroughput's MaxReadRequestUnits /
  *   MaxWriteRequestUnits when set, else the table quota DescribeLimits
  *   reports (40,000 per second), with one second of burst.
- * - A request is admitted while its bucket is not empty and charged what it
- *   consumed once done (reads are known only after the read), which may drive
- *   the bucket below zero; later requests wait for the refill.  A write must
+ * - A request is admitted while its bucket is not empty, reserving one unit
+ *   in the same atomic step, and charged the rest of what it consumed once
+ *   done (reads are known only after the read), which may drive the bucket
+ *   below zero; later requests wait for the refill.  A write must
  *   pass its table's write bucket and every GSI's: a GSI without write
  *   capacity throttles writes to its base table, as DynamoDB does.
  * - Messages (docs/errors.md): ProvisionedThroughputExceededException for
@@ -246,17 +247,122 @@ count_event(DynTable *t, int index, bool is_read)
 				  is_read ? DYN_M_READ_THROTTLE_EVENTS : DYN_M_WRITE_THROTTLE_EVENTS, 1);
 }
 
-/* Is the bucket of the table (index -1) or index empty?  Fills why. */
+/*
+ * Reservations.  Admission takes a request's smallest possible cost (one
+ * unit: a write, or a strongly consistent read of an item) from each bucket
+ * it must pass, in the same atomic step as the test that the bucket is not
+ * empty; the charge once the request is done takes what it really consumed
+ * less what was reserved (giving back the difference when it consumed less:
+ * an eventually consistent read, a GSI the write did not touch).  Without
+ * it, concurrent requests would all pass the test on the last token before
+ * any of them is charged.  The reservations of the running request are kept
+ * here; a new request forgets what an earlier one, failed before its
+ * charge, left (its reservation stays taken, as a request that failed after
+ * reading or writing would have consumed it).
+ */
+#define RESERVE_UNITS 1.0
+#define MAX_RESERVATIONS 128
+
+typedef struct Reservation
+{
+	uint64		tag;
+	int			bucket;
+	double		rate;
+	double		burst;
+	double		units;
+} Reservation;
+
+static Reservation reservations[MAX_RESERVATIONS];
+static int	nreservations;
+
+/* A new request begins: earlier requests' reservations are settled or forgotten. */
+void
+DynThroughputRequestBegin(void)
+{
+	nreservations = 0;
+}
+
+#define RESERVE_EMPTY (-2)
+
+/*
+ * Reserve the request's smallest cost in a bucket: the entry that remembers
+ * it (-1: none, the table is full), RESERVE_EMPTY when the bucket is empty.
+ */
+static int
+reserve(uint64 tag, int bucket, double rate, double burst, int64 now)
+{
+	int			i;
+
+	if (!DynThrottleTake(tag, bucket, rate, burst, RESERVE_UNITS, now))
+		return RESERVE_EMPTY;
+	for (i = 0; i < nreservations; i++)
+		if (reservations[i].tag == tag && reservations[i].bucket == bucket)
+			break;
+	if (i == nreservations)
+	{
+		if (i == MAX_RESERVATIONS)
+			return -1;			/* not remembered: the charge takes the whole cost (one unit more) */
+		reservations[i].tag = tag;
+		reservations[i].bucket = bucket;
+		reservations[i].units = 0;
+		nreservations++;
+	}
+	reservations[i].rate = rate;
+	reservations[i].burst = burst;
+	reservations[i].units += RESERVE_UNITS;
+	return i;
+}
+
+/* Take units less what this request reserved in the bucket (negative: give back). */
+static void
+settle(uint64 tag, int bucket, double rate, double burst, double units, int64 now)
+{
+	int			i;
+
+	for (i = 0; i < nreservations; i++)
+		if (reservations[i].tag == tag && reservations[i].bucket == bucket)
+		{
+			units -= reservations[i].units;
+			reservations[i].units = 0;
+			break;
+		}
+	if (units != 0)
+		DynThrottleCharge(tag, bucket, rate, burst, units, now);
+}
+
+/* Give back one reservation (i: its entry), or all of them (i < 0). */
+static void
+unreserve(int i, int64 now)
+{
+	int			k;
+
+	for (k = i < 0 ? 0 : i; k < (i < 0 ? nreservations : i + 1); k++)
+	{
+		double		units = i < 0 ? reservations[k].units : RESERVE_UNITS;
+
+		if (units <= 0)
+			continue;
+		DynThrottleCharge(reservations[k].tag, reservations[k].bucket, reservations[k].rate,
+						  reservations[k].burst, -units, now);
+		reservations[k].units -= units;
+	}
+}
+
+/*
+ * Reserve in the bucket of the table (index -1) or index, or fill why (it
+ * is empty).  *entry: the reservation's entry (-1: not remembered).
+ */
 static bool
-bucket_empty(DynTable *t, int index, bool is_read, int64 now, DynThrottleReason *why)
+bucket_empty(DynTable *t, int index, bool is_read, int64 now, DynThrottleReason *why, int *entry)
 {
 	double		rate;
 	double		burst;
 	bool		max_set;
 
-	if (!DynThrottleEmpty(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE, now))
-		return false;
 	rate_of(t, index, is_read, &rate, &burst, &max_set);
+	*entry = reserve(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE, rate, burst, now);
+	if (*entry != RESERVE_EMPTY)
+		return false;
 	why->throttled = true;
 	why->provisioned = provisioned(t);
 	why->is_read = is_read;
@@ -266,30 +372,48 @@ bucket_empty(DynTable *t, int index, bool is_read, int64 now, DynThrottleReason 
 	return true;
 }
 
-/* May the request read (write) t now?  Counts events and Contributor Insights. */
+/*
+ * May the request read (write) t now?  Reserves in every bucket it passes
+ * (given back when a later one is empty); counts events and Contributor
+ * Insights.
+ */
 DynThrottleReason
 DynThroughputCheck(DynTable *t, bool is_read, int index, const struct DynKey *key)
 {
 	DynThrottleReason why = {0};
-	int64		now;
-	int			i;
 
 	why.index = -1;
 	if (dynindex_enforce_throughput)
 	{
-		now = DynThrottleNow();
+		int64		now = DynThrottleNow();
+		int		   *taken = palloc(sizeof(int) * (1 + t->nindexes));
+		int			ntaken = 0;
+		int			i;
+
 		if (is_read)
-			(void) bucket_empty(t, index >= 0 && t->indexes[index].is_global ? index : -1, true, now, &why);
-		else if (!bucket_empty(t, -1, false, now, &why))
+			(void) bucket_empty(t, index >= 0 && t->indexes[index].is_global ? index : -1, true, now, &why, &taken[0]);
+		else if (!bucket_empty(t, -1, false, now, &why, &taken[ntaken++]))
 		{
 			for (i = 0; i < t->nindexes; i++)
-				if (t->indexes[i].is_global && bucket_empty(t, i, false, now, &why))
+				if (t->indexes[i].is_global && bucket_empty(t, i, false, now, &why, &taken[ntaken++]))
 					break;
+			/* a GSI's bucket was empty: give back the table's and the other GSIs' */
+			for (i = 0; why.throttled && i < ntaken - 1; i++)
+				if (taken[i] >= 0)
+					unreserve(taken[i], now);
 		}
+		pfree(taken);
 	}
 	if (key)
 		insights_count(t, -1, key->hash, key->range, why.throttled);
 	return why;
+}
+
+/* A transaction was cancelled for want of throughput: give back what its actions reserved. */
+void
+DynThroughputRelease(void)
+{
+	unreserve(-1, DynThrottleNow());
 }
 
 /* The exception's message of a reason. */
@@ -370,11 +494,8 @@ take_units(DynTable *t, int index, bool is_read, double units, int64 now)
 	double		burst;
 	bool		max_set;
 
-	if (units <= 0)
-		return;
 	rate_of(t, index, is_read, &rate, &burst, &max_set);
-	DynThrottleCharge(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE,
-					  rate, burst, units, now);
+	settle(tag_of(t, index), is_read ? DYN_BUCKET_READ : DYN_BUCKET_WRITE, rate, burst, units, now);
 }
 
 /* Take the units of c from the buckets: the table's (with its LSIs') and each GSI's. */
@@ -437,7 +558,7 @@ DynThroughputWriteBucket(DynTable *t, uint64 *tag, double *rate, double *burst)
 void
 DynThroughputChargeWrite(uint64 tag, double rate, double burst, double units)
 {
-	DynThrottleCharge(tag, DYN_BUCKET_WRITE, rate, burst, units, DynThrottleNow());
+	settle(tag, DYN_BUCKET_WRITE, rate, burst, units, DynThrottleNow());
 }
 
 PG_FUNCTION_INFO_V1(dynindex_throughput_buckets);

@@ -450,7 +450,10 @@ check_throughput(TxAction *actions, int n, bool is_read)
 			actions[i].reason = TX_REASON_THROTTLED;
 	}
 	if (failed)
+	{
+		DynThroughputRelease();
 		cancel(actions, n);
+	}
 }
 
 /* Write-phase mutation: re-check the condition, compute the new item. */

@@ -265,15 +265,6 @@ find_slot(uint64 tag, bool create, int64 now)
 	return NULL;
 }
 
-/* Is the bucket empty?  A resource never charged is full. */
-bool
-DynThrottleEmpty(uint64 tag, int bucket, int64 now)
-{
-	ThrSlot    *s = find_slot(tag, false, now);
-
-	return s != NULL && (int64) pg_atomic_read_u64(&s->tat[bucket]) >= now;
-}
-
 /* A double kept in a pg_atomic_uint64. */
 static double
 bits_double(uint64 bits)
@@ -307,9 +298,15 @@ rescale(int64 tat, int64 now, double old_rate, double new_rate)
 	return now + (int64) ((double) (tat - now) * old_rate / new_rate);
 }
 
-/* Take units from a bucket of rate units per second holding at most burst_seconds of them. */
-void
-DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now)
+/*
+ * Move the bucket's tat by units (negative: give them back), never above
+ * burst_seconds of tokens.  With admit, only while the bucket is not empty
+ * (false, and nothing taken, when it is): the test and the taking are one
+ * compare-and-swap, so that concurrent requests cannot all see the last
+ * token and all take it.
+ */
+static bool
+move_tat(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now, bool admit)
 {
 	ThrSlot    *s;
 	uint64		old;
@@ -317,12 +314,12 @@ DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, dou
 	int64		floor_tat;
 	double		old_rate;
 
-	if (units <= 0 || rate <= 0)
-		return;
+	if (units == 0 || rate <= 0)
+		return true;
 	s = find_slot(tag, true, now);
 	if (s == NULL)
-		return;
-	cost = (int64) ceil(units * NS_PER_SEC / rate);
+		return true;			/* no room in shared memory: not enforced (counted as dropped) */
+	cost = (int64) (units > 0 ? ceil(units * NS_PER_SEC / rate) : -ceil(-units * NS_PER_SEC / rate));
 	floor_tat = now - (int64) (burst_seconds * NS_PER_SEC);
 	old_rate = bits_double(pg_atomic_read_u64(&s->rate[bucket]));
 	old = pg_atomic_read_u64(&s->tat[bucket]);
@@ -330,12 +327,29 @@ DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, dou
 	{
 		int64		base = Max(rescale((int64) old, now, old_rate, rate), floor_tat);
 
-		if (pg_atomic_compare_exchange_u64(&s->tat[bucket], &old, (uint64) (base + cost)))
+		if (admit && base >= now)
+			return false;
+		if (pg_atomic_compare_exchange_u64(&s->tat[bucket], &old, (uint64) Max(base + cost, floor_tat)))
 			break;
 	}
 	/* concurrent charges during a rate change may rescale twice: off by one request's units */
 	if (old_rate != rate)
 		pg_atomic_write_u64(&s->rate[bucket], double_bits(rate));
+	return true;
+}
+
+/* Take units from a bucket of rate units per second holding at most burst_seconds of them. */
+void
+DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now)
+{
+	(void) move_tat(tag, bucket, rate, burst_seconds, units, now, false);
+}
+
+/* Take units from the bucket if it is not empty (false: it is, nothing taken). */
+bool
+DynThrottleTake(uint64 tag, int bucket, double rate, double burst_seconds, double units, int64 now)
+{
+	return move_tat(tag, bucket, rate, burst_seconds, units, now, true);
 }
 
 /* The bucket's rate changes now: its tokens (or debt) stay, the refill follows the new rate. */

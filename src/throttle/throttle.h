@@ -56,11 +56,18 @@ extern double dynindex_throughput_test_clock;
 extern uint64 DynThrottleTag(Oid db, int64 table_num, const char *index);
 /* Now, in nanoseconds since the Unix epoch (the test clock when set). */
 extern int64 DynThrottleNow(void);
-/* Is the bucket empty (a request must be throttled)?  false when shared memory is missing or full. */
-extern bool DynThrottleEmpty(uint64 tag, int bucket, int64 now);
-/* Take units from the bucket (possibly below zero); rate in units per second. */
+/*
+ * Take units from the bucket (possibly below zero; negative units give them
+ * back, up to a full bucket); rate in units per second.
+ */
 extern void DynThrottleCharge(uint64 tag, int bucket, double rate, double burst_seconds,
 							  double units, int64 now);
+/*
+ * Take units from the bucket only if it is not empty, in one atomic step
+ * (false: empty, nothing taken).  true when shared memory is missing or full.
+ */
+extern bool DynThrottleTake(uint64 tag, int bucket, double rate, double burst_seconds,
+							double units, int64 now);
 /* The bucket's rate changed (UpdateTable): keep its tokens, refill at the new rate from now. */
 extern void DynThrottleSetRate(uint64 tag, int bucket, double rate, int64 now);
 /* Tokens left in a bucket at now (negative: borrowed), for tests and monitoring; NaN if unknown. */

@@ -15,12 +15,6 @@ use JSON::PP;
 use Time::HiRes qw(usleep);
 use POSIX ();
 
-# Known failure, issue #25 open: on PostgreSQL 17 and 18 the write bucket is one unit off
-# (300 writes served where the arithmetic gives 299, then 9 where it gives 10).  Skipped
-# there, said plainly, until it is understood.
-plan skip_all => 'known failure on PostgreSQL 17 and 18 (write bucket one unit off), issue #25'
-  if (`pg_config --version` =~ /PostgreSQL (\d+)/ ? $1 : 0) >= 17;
-
 my $port = PostgreSQL::Test::Cluster::get_free_port();
 my $mport = PostgreSQL::Test::Cluster::get_free_port();
 my $node = PostgreSQL::Test::Cluster->new('throttle_http');
