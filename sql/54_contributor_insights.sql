@@ -128,4 +128,32 @@ SELECT ci('ListContributorInsights', '{}');
 SELECT ci('UpdateContributorInsights', '{"TableName": "ci_h", "ContributorInsightsAction": "ENABLE"}');
 SELECT count(*) FROM dynindex.contributor_insights('ci_h');
 SELECT count(*) FROM dynindex.contributor_insights(NULL);
+
+-- ---- over time: each minute's most counted keys (dynindex.contributor_insights_minutes)
+SELECT dynindex.api('CreateTable', '{"TableName": "ci_m", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT ci('UpdateContributorInsights', '{"TableName": "ci_m", "ContributorInsightsAction": "ENABLE"}');
+SET dynindex.throughput_test_clock = 3000000;		-- minute 50000 begins
+SELECT times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "a"}}}', 5) + times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "b"}}}', 2) AS served;
+SET dynindex.throughput_test_clock = 3000060.5;		-- minute 50001
+SELECT times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "c"}}}', 3) + times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "a"}}}', 1) AS served;
+SET dynindex.throughput_test_clock = 3000179;		-- minute 50002 (the running one)
+SELECT times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "d"}}}', 1) AS served;
+SELECT rule, regexp_replace(rule_name, '[0-9]{13}$', '<ms>') AS rule_name, (extract(epoch FROM minute) / 60)::int AS minute, rank, key, count, max_overcount, total
+  FROM dynindex.contributor_insights_minutes('ci_m') ORDER BY rule, minute, rank;
+-- since the rule started: the sum of the minutes
+SELECT rank, key, count, total FROM dynindex.contributor_insights('ci_m') ORDER BY rank;
+-- an hour later: the minutes older than the last 60 are gone, a minute without requests has no row
+SET dynindex.throughput_test_clock = 3003660;		-- minute 50061
+SELECT times('GetItem', '{"TableName": "ci_m", "Key": {"pk": {"S": "e"}}}', 1) AS served;
+SELECT (extract(epoch FROM minute) / 60)::int AS minute, rank, key, count FROM dynindex.contributor_insights_minutes('ci_m') ORDER BY minute, rank;
+-- more than ten keys in a minute: the ten most counted (key kN read N times)
+SET dynindex.throughput_test_clock = 3003720;		-- minute 50062
+SELECT sum(times('GetItem', format('{"TableName": "ci_m", "Key": {"pk": {"S": "k%s"}}}', n), n)) AS served FROM generate_series(1, 12) n;
+SET dynindex.throughput_test_clock = 3003780;		-- minute 50063: 50062 is closed
+SELECT rank, key, count, total FROM dynindex.contributor_insights_minutes('ci_m') WHERE extract(epoch FROM minute) / 60 = 50062 ORDER BY rank;
+-- no table: no rows; a missing table: DynamoDB's error
+SELECT count(*) FROM dynindex.contributor_insights_minutes(NULL);
+SELECT count(*) FROM dynindex.contributor_insights_minutes('nope');
 RESET dynindex.throughput_test_clock;

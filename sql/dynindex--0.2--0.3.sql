@@ -315,6 +315,15 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.contributor_insights(text, text) IS
   'Contributor Insights of a table or GSI: for each enabled rule (PKC, SKC: most accessed partition keys and items; PKT, SKT: most throttled) the keys its Space-Saving sketch holds, most counted first; count is an upper bound of the key''s occurrences, count - max_overcount a lower bound.';
 
+CREATE FUNCTION dynindex.contributor_insights_minutes(table_name text, index_name text DEFAULT NULL,
+    OUT rule text, OUT rule_name text, OUT minute timestamptz, OUT rank int, OUT key text,
+    OUT count bigint, OUT max_overcount bigint, OUT total bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'dynindex_contributor_insights_minutes'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.contributor_insights_minutes(text, text) IS
+  'Contributor Insights over time, as CloudWatch shows it per minute: for each enabled rule and each of its last minutes that counted something (dynindex.contributor_insights_minutes of them, the running one included), the minute''s ten most counted keys with bounds of their counts in that minute.';
+
 -- The ten most counted keys of every enabled Contributor Insights rule, for
 -- the endpoints' Prometheus export (text columns are labels, key_count the value).
 CREATE VIEW dynindex.contributor_insights_top AS

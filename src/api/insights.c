@@ -468,6 +468,40 @@ DynListContributorInsights(Jsonb *req)
 	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 }
 
+/*
+ * The table (and GSI, *index; -1: none) the SQL functions read, with the
+ * caller's describe right checked; false when the table or the rules are
+ * not enabled.  SPI is connected on return.
+ */
+static bool
+sql_target(FunctionCallInfo fcinfo, DynTable **tp, int *index, CiState *s)
+{
+	char	   *name = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	char	   *index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	DynTable   *volatile t = NULL;
+	DynSecurityOp sec_op;
+
+	*index = -1;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynCatalogRevalidate();
+	DynSecurityEnter("contributor_insights", &sec_op);
+	PG_TRY();
+	{
+		t = get_table(name);
+		if (index_name)
+			*index = find_gsi(t, index_name);
+	}
+	PG_FINALLY();
+	{
+		DynSecurityLeave(&sec_op);
+	}
+	PG_END_TRY();
+	*tp = t;
+	*s = read_state(t, index_name);
+	return s->status && strcmp(s->status, "ENABLED") == 0;
+}
+
 PG_FUNCTION_INFO_V1(dynindex_contributor_insights);
 
 /*
@@ -481,35 +515,15 @@ Datum
 dynindex_contributor_insights(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	char	   *name;
-	char	   *index_name = PG_ARGISNULL(1) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(1));
-	DynTable   *volatile t = NULL;
-	int			index = -1;
+	DynTable   *t;
+	int			index;
 	CiState		s;
-	DynSecurityOp sec_op;
 	int			k;
 
 	InitMaterializedSRF(fcinfo, 0);
 	if (PG_ARGISNULL(0))
 		PG_RETURN_VOID();
-	name = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	DynCatalogRevalidate();
-	DynSecurityEnter("contributor_insights", &sec_op);
-	PG_TRY();
-	{
-		t = get_table(name);
-		if (index_name)
-			index = find_gsi(t, index_name);
-	}
-	PG_FINALLY();
-	{
-		DynSecurityLeave(&sec_op);
-	}
-	PG_END_TRY();
-	s = read_state(t, index_name);
-	if (s.status && strcmp(s.status, "ENABLED") == 0)
+	if (sql_target(fcinfo, &t, &index, &s))
 		for (k = 0; k < DYN_CI__COUNT; k++)
 		{
 			DynInsightsEntry *e;
@@ -533,6 +547,66 @@ dynindex_contributor_insights(PG_FUNCTION_ARGS)
 				values[5] = Int64GetDatum(e[i].error);
 				values[6] = Int64GetDatum(total);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+			}
+		}
+	SPI_finish();
+	PG_RETURN_VOID();
+}
+
+PG_FUNCTION_INFO_V1(dynindex_contributor_insights_minutes);
+
+/*
+ * dynindex.contributor_insights_minutes(table_name text, index_name text
+ * DEFAULT NULL): the same over time, as CloudWatch shows it per minute: for
+ * each enabled rule and each of its last minutes that counted something
+ * (dynindex.contributor_insights_minutes of them, the running one last), the
+ * minute's most counted keys (ten at most): rule, rule_name, minute (its
+ * start), rank, key, count and max_overcount (bounds of the key's
+ * occurrences in that minute), total (occurrences counted in the minute).
+ */
+Datum
+dynindex_contributor_insights_minutes(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DynTable   *t;
+	int			index;
+	CiState		s;
+	int			k;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (PG_ARGISNULL(0))
+		PG_RETURN_VOID();
+	if (sql_target(fcinfo, &t, &index, &s))
+		for (k = 0; k < DYN_CI__COUNT; k++)
+		{
+			DynInsightsMinute *m;
+			int			n;
+			int			j;
+
+			if (!rule_in_mode(k, s.mode, has_sort_key(t, index)))
+				continue;
+			m = DynInsightsReadMinutes(tag_of(t, index), k, &n);
+			for (j = 0; j < n; j++)
+			{
+				TimestampTz start = (TimestampTz) (m[j].minute * 60 -
+												   (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY) * USECS_PER_SEC;
+				int			i;
+
+				for (i = 0; i < m[j].n; i++)
+				{
+					Datum		values[8];
+					bool		nulls[8] = {0};
+
+					values[0] = CStringGetTextDatum(rule_codes[k]);
+					values[1] = CStringGetTextDatum(rule_name(t, index, k, s.rules_ts));
+					values[2] = TimestampTzGetDatum(start);
+					values[3] = Int32GetDatum(i + 1);
+					values[4] = CStringGetTextDatum(m[j].top[i].text);
+					values[5] = Int64GetDatum(m[j].top[i].count);
+					values[6] = Int64GetDatum(m[j].top[i].error);
+					values[7] = Int64GetDatum(m[j].total);
+					tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+				}
 			}
 		}
 	SPI_finish();

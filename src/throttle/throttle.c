@@ -56,6 +56,20 @@ typedef struct CiCounter
 	char		text[DYN_CI_TEXT];
 } CiCounter;
 
+/* One closed minute of a rule: its most counted keys. */
+typedef struct CiMinute
+{
+	int64		minute;			/* minutes since 1970; 0: empty */
+	int64		total;
+	int			n;
+	DynInsightsEntry top[DYN_CI_MINUTE_TOP];
+} CiMinute;
+
+/*
+ * A rule's sketches: c since the rule started, m for the current minute;
+ * when a count (or a read) finds the minute changed, m's most counted keys
+ * go to the ring of the last minutes and m starts again.
+ */
 typedef struct CiSketch
 {
 	slock_t		mutex;
@@ -64,6 +78,11 @@ typedef struct CiSketch
 	int64		total;
 	int			n;
 	CiCounter	c[DYN_CI_K];
+	int64		minute;			/* the minute m counts */
+	int64		mtotal;
+	int			mn;
+	CiCounter	m[DYN_CI_K];
+	CiMinute	ring[FLEXIBLE_ARRAY_MEMBER];	/* ci_minutes of them, by minute % ci_minutes */
 } CiSketch;
 
 typedef struct ThrShared
@@ -75,11 +94,26 @@ bool		dynindex_enforce_throughput = true;
 double		dynindex_throughput_test_clock = 0;
 static int	max_resources = 8192;
 static int	max_rules = 128;
+static int	ci_minutes = 60;
 static ThrShared *tshared = NULL;
 static ThrSlot *slots = NULL;
 static CiSketch *sketches = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+/* Bytes of one sketch with its ring of minutes. */
+static Size
+sketch_size(void)
+{
+	return MAXALIGN(add_size(offsetof(CiSketch, ring), mul_size(ci_minutes, sizeof(CiMinute))));
+}
+
+/* Sketch i of the pool. */
+static CiSketch *
+sketch_at(int i)
+{
+	return (CiSketch *) ((char *) sketches + (Size) i * sketch_size());
+}
 
 /* Slots, rounded up to a power of two. */
 static int
@@ -97,7 +131,7 @@ static Size
 shmem_size(void)
 {
 	return add_size(add_size(MAXALIGN(sizeof(ThrShared)), mul_size(nslots() + 1, sizeof(ThrSlot))),
-					mul_size(max_rules, sizeof(CiSketch)));
+					mul_size(max_rules, sketch_size()));
 }
 
 /* Reserve the shared memory. */
@@ -143,11 +177,13 @@ throttle_shmem_startup(void)
 		}
 		for (i = 0; i < max_rules; i++)
 		{
-			SpinLockInit(&sketches[i].mutex);
-			pg_atomic_init_u32(&sketches[i].in_use, 0);
-			sketches[i].owner = 0;
-			sketches[i].total = 0;
-			sketches[i].n = 0;
+			CiSketch   *k = sketch_at(i);
+
+			SpinLockInit(&k->mutex);
+			pg_atomic_init_u32(&k->in_use, 0);
+			k->owner = 0;
+			k->total = 0;
+			k->n = 0;
 		}
 	}
 	LWLockRelease(AddinShmemInitLock);
@@ -173,6 +209,10 @@ DynThrottleInit(void)
 	DefineCustomIntVariable("dynindex.contributor_insights_max_rules",
 							"Contributor Insights rules (sketches of top keys, over all databases) kept in shared memory.",
 							NULL, &max_rules, 128, 1, 100000, PGC_POSTMASTER, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.contributor_insights_minutes",
+							"Minutes of Contributor Insights history (the most counted keys of each minute) kept per rule.",
+							"Each minute costs about 1.4 kB of shared memory per rule.",
+							&ci_minutes, 60, 1, 1440, PGC_POSTMASTER, 0, NULL, NULL, NULL);
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = throttle_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
@@ -402,7 +442,23 @@ sketch_of(uint64 tag, DynInsightsRule rule, ThrSlot **slotp)
 	if (s == NULL || sketches == NULL)
 		return NULL;
 	no = pg_atomic_read_u32(&s->sketch[rule]);
-	return no == 0 || no > (uint32) max_rules ? NULL : &sketches[no - 1];
+	return no == 0 || no > (uint32) max_rules ? NULL : sketch_at(no - 1);
+}
+
+/* Empty sketch k for a new owner (under its mutex). */
+static void
+sketch_reset(CiSketch *k, uint64 owner)
+{
+	int			i;
+
+	k->owner = owner;
+	k->total = 0;
+	k->n = 0;
+	k->minute = 0;
+	k->mtotal = 0;
+	k->mn = 0;
+	for (i = 0; i < ci_minutes; i++)
+		k->ring[i].minute = 0;
 }
 
 /* Give the resource a sketch for rule. */
@@ -421,7 +477,7 @@ DynInsightsStart(uint64 tag, DynInsightsRule rule)
 		return false;
 	for (i = 0; i < max_rules; i++)
 	{
-		CiSketch   *k = &sketches[i];
+		CiSketch   *k = sketch_at(i);
 		uint32		expected = 0;
 		uint32		none = 0;
 
@@ -429,9 +485,7 @@ DynInsightsStart(uint64 tag, DynInsightsRule rule)
 			!pg_atomic_compare_exchange_u32(&k->in_use, &expected, 1))
 			continue;
 		SpinLockAcquire(&k->mutex);
-		k->owner = tag * DYN_CI__COUNT + rule;
-		k->total = 0;
-		k->n = 0;
+		sketch_reset(k, tag * DYN_CI__COUNT + rule);
 		SpinLockRelease(&k->mutex);
 		if (pg_atomic_compare_exchange_u32(&s->sketch[rule], &none, (uint32) i + 1))
 			return true;
@@ -447,6 +501,7 @@ void
 DynInsightsStop(uint64 tag, DynInsightsRule rule)
 {
 	ThrSlot    *s = find_slot(tag, false, 0);
+	CiSketch   *k;
 	uint32		no;
 
 	if (s == NULL || sketches == NULL)
@@ -454,27 +509,102 @@ DynInsightsStop(uint64 tag, DynInsightsRule rule)
 	no = pg_atomic_exchange_u32(&s->sketch[rule], 0);
 	if (no == 0 || no > (uint32) max_rules)
 		return;
-	SpinLockAcquire(&sketches[no - 1].mutex);
-	sketches[no - 1].owner = 0;
-	sketches[no - 1].n = 0;
-	sketches[no - 1].total = 0;
-	SpinLockRelease(&sketches[no - 1].mutex);
-	pg_atomic_write_u32(&sketches[no - 1].in_use, 0);
+	k = sketch_at(no - 1);
+	SpinLockAcquire(&k->mutex);
+	sketch_reset(k, 0);
+	SpinLockRelease(&k->mutex);
+	pg_atomic_write_u32(&k->in_use, 0);
 }
 
 /*
- * Count one occurrence of the key of hash h in sketch k of (tag, rule)
- * (Space-Saving); its text, for display, is text (len bytes) followed by
- * " | " and text2 (len2 bytes) when text2 is not NULL, cut to DYN_CI_TEXT - 1.
+ * Count one occurrence of the key of hash h in the counters c (n of them,
+ * DYN_CI_K at most) of a Space-Saving sketch; its text is text (len bytes)
+ * followed by " | " and text2 (len2 bytes) when text2 is not NULL, cut to
+ * DYN_CI_TEXT - 1.
  */
 static void
-count_in(CiSketch *k, uint64 tag, DynInsightsRule rule, uint64 h,
-		 const char *text, int len, const char *text2, int len2)
+space_saving(CiCounter *c, int *n, uint64 h, const char *text, int len, const char *text2, int len2)
 {
 	int			i;
 	int			min = 0;
-	int			n;
+	int			t;
 
+	for (i = 0; i < *n; i++)
+	{
+		if (c[i].hash == h)
+		{
+			c[i].count++;
+			return;
+		}
+		if (c[i].count < c[min].count)
+			min = i;
+	}
+	if (*n < DYN_CI_K)
+	{
+		min = (*n)++;
+		c[min].count = 0;
+	}
+	c[min].hash = h;
+	c[min].error = c[min].count;
+	c[min].count++;
+	t = Min(len, DYN_CI_TEXT - 1);
+	memcpy(c[min].text, text, t);
+	if (text2 && t + 3 < DYN_CI_TEXT - 1)
+	{
+		memcpy(c[min].text + t, " | ", 3);
+		t += 3;
+		len2 = Min(len2, DYN_CI_TEXT - 1 - t);
+		memcpy(c[min].text + t, text2, len2);
+		t += len2;
+	}
+	c[min].text[t] = '\0';
+}
+
+/*
+ * The minute changed (under the mutex): the most counted keys of the one
+ * that ended go to the ring, by a selection of DYN_CI_MINUTE_TOP passes over
+ * the k counters (no sort, no call: a spinlock is held), and m starts again.
+ */
+static void
+roll_minute(CiSketch *k, int64 minute)
+{
+	if (k->minute == minute)
+		return;
+	if (k->minute != 0 && k->mtotal > 0)
+	{
+		CiMinute   *out = &k->ring[k->minute % ci_minutes];
+		uint64		taken = 0;		/* counters already chosen, for k->mn <= 64 */
+		int			j;
+
+		StaticAssertStmt(DYN_CI_K <= 64, "one bit per counter");
+		out->minute = k->minute;
+		out->total = k->mtotal;
+		out->n = 0;
+		for (j = 0; j < DYN_CI_MINUTE_TOP && j < k->mn; j++)
+		{
+			int			best = -1;
+			int			i;
+
+			for (i = 0; i < k->mn; i++)
+				if (!(taken & (UINT64CONST(1) << i)) && (best < 0 || k->m[i].count > k->m[best].count))
+					best = i;
+			taken |= UINT64CONST(1) << best;
+			memcpy(out->top[j].text, k->m[best].text, DYN_CI_TEXT);
+			out->top[j].count = k->m[best].count;
+			out->top[j].error = k->m[best].error;
+			out->n++;
+		}
+	}
+	k->minute = minute;
+	k->mtotal = 0;
+	k->mn = 0;
+}
+
+/* Count one occurrence of a key in sketch k of (tag, rule): since the start, and in its minute. */
+static void
+count_in(CiSketch *k, uint64 tag, DynInsightsRule rule, int64 minute, uint64 h,
+		 const char *text, int len, const char *text2, int len2)
+{
 	SpinLockAcquire(&k->mutex);
 	if (k->owner != tag * DYN_CI__COUNT + rule)
 	{
@@ -482,38 +612,19 @@ count_in(CiSketch *k, uint64 tag, DynInsightsRule rule, uint64 h,
 		SpinLockRelease(&k->mutex);
 		return;
 	}
+	roll_minute(k, minute);
 	k->total++;
-	for (i = 0; i < k->n; i++)
-	{
-		if (k->c[i].hash == h)
-		{
-			k->c[i].count++;
-			SpinLockRelease(&k->mutex);
-			return;
-		}
-		if (k->c[i].count < k->c[min].count)
-			min = i;
-	}
-	if (k->n < DYN_CI_K)
-	{
-		min = k->n++;
-		k->c[min].count = 0;
-	}
-	k->c[min].hash = h;
-	k->c[min].error = k->c[min].count;
-	k->c[min].count++;
-	n = Min(len, DYN_CI_TEXT - 1);
-	memcpy(k->c[min].text, text, n);
-	if (text2 && n + 3 < DYN_CI_TEXT - 1)
-	{
-		memcpy(k->c[min].text + n, " | ", 3);
-		n += 3;
-		len2 = Min(len2, DYN_CI_TEXT - 1 - n);
-		memcpy(k->c[min].text + n, text2, len2);
-		n += len2;
-	}
-	k->c[min].text[n] = '\0';
+	space_saving(k->c, &k->n, h, text, len, text2, len2);
+	k->mtotal++;
+	space_saving(k->m, &k->mn, h, text, len, text2, len2);
 	SpinLockRelease(&k->mutex);
+}
+
+/* The minute (since 1970) of a time in nanoseconds. */
+static int64
+minute_of(int64 now)
+{
+	return now / (INT64CONST(60) * NS_PER_SEC);
 }
 
 /* Count one item in the rules of mask the resource has; returns the rules it lacks. */
@@ -523,11 +634,13 @@ DynInsightsCountItem(uint64 tag, int mask, const char *pk, int pklen, const char
 	ThrSlot    *s = find_slot(tag, false, 0);
 	uint64		hpk;
 	uint64		hitem = 0;
+	int64		minute;
 	int			missing = 0;
 	int			r;
 
 	if (s == NULL || sketches == NULL)
 		return mask;
+	minute = minute_of(DynThrottleNow());
 	hpk = hash_bytes_extended((const unsigned char *) pk, pklen, 0x5bd1e995);
 	if (sk)
 		hitem = hash_combine64(hpk, hash_bytes_extended((const unsigned char *) sk, sklen, 0x5bd1e995));
@@ -545,9 +658,9 @@ DynInsightsCountItem(uint64 tag, int mask, const char *pk, int pklen, const char
 			continue;
 		}
 		if (item)
-			count_in(&sketches[no - 1], tag, r, hitem, pk, pklen, sk, sklen);
+			count_in(sketch_at(no - 1), tag, r, minute, hitem, pk, pklen, sk, sklen);
 		else
-			count_in(&sketches[no - 1], tag, r, hpk, pk, pklen, NULL, 0);
+			count_in(sketch_at(no - 1), tag, r, minute, hpk, pk, pklen, NULL, 0);
 	}
 	return missing;
 }
@@ -563,13 +676,26 @@ entry_cmp(const void *a, const void *b)
 											   ((const DynInsightsEntry *) b)->text);
 }
 
+/* Copy n counters into entries. */
+static void
+copy_counters(DynInsightsEntry *out, const CiCounter *c, int n)
+{
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		memcpy(out[i].text, c[i].text, DYN_CI_TEXT);
+		out[i].count = c[i].count;
+		out[i].error = c[i].error;
+	}
+}
+
 /* The sketch's entries, largest count first. */
 DynInsightsEntry *
 DynInsightsRead(uint64 tag, DynInsightsRule rule, int *n, int64 *total)
 {
 	CiSketch   *k = sketch_of(tag, rule, NULL);
 	DynInsightsEntry *out = palloc0(sizeof(DynInsightsEntry) * DYN_CI_K);
-	int			i;
 
 	*n = 0;
 	*total = 0;
@@ -578,16 +704,78 @@ DynInsightsRead(uint64 tag, DynInsightsRule rule, int *n, int64 *total)
 	SpinLockAcquire(&k->mutex);
 	if (k->owner == tag * DYN_CI__COUNT + rule)
 	{
-		for (i = 0; i < k->n; i++)
-		{
-			memcpy(out[i].text, k->c[i].text, DYN_CI_TEXT);
-			out[i].count = k->c[i].count;
-			out[i].error = k->c[i].error;
-		}
+		copy_counters(out, k->c, k->n);
 		*n = k->n;
 		*total = k->total;
 	}
 	SpinLockRelease(&k->mutex);
 	qsort(out, *n, sizeof(DynInsightsEntry), entry_cmp);
+	return out;
+}
+
+/* Order minutes, oldest first. */
+static int
+minute_cmp(const void *a, const void *b)
+{
+	int64		ma = ((const DynInsightsMinute *) a)->minute;
+	int64		mb = ((const DynInsightsMinute *) b)->minute;
+
+	return ma < mb ? -1 : ma > mb ? 1 : 0;
+}
+
+/*
+ * The rule's last minutes that counted something (the running one
+ * included), oldest first, each with its most counted keys, largest count
+ * first (at most DYN_CI_MINUTE_TOP of them); palloc'd, *n of them.
+ */
+DynInsightsMinute *
+DynInsightsReadMinutes(uint64 tag, DynInsightsRule rule, int *n)
+{
+	CiSketch   *k = sketch_of(tag, rule, NULL);
+	DynInsightsMinute *out = palloc0(sizeof(DynInsightsMinute) * (ci_minutes + 1));
+	DynInsightsEntry *cur = palloc0(sizeof(DynInsightsEntry) * DYN_CI_K);
+	int64		now = minute_of(DynThrottleNow());
+	int			ncur = 0;
+	int64		curminute = 0;
+	int64		curtotal = 0;
+	int			i;
+
+	*n = 0;
+	if (k == NULL)
+		return out;
+	SpinLockAcquire(&k->mutex);
+	if (k->owner == tag * DYN_CI__COUNT + rule)
+	{
+		roll_minute(k, now);
+		for (i = 0; i < ci_minutes; i++)
+		{
+			CiMinute   *m = &k->ring[i];
+
+			/* a slot not overwritten since: older than the ring holds */
+			if (m->minute == 0 || m->minute <= now - ci_minutes || m->minute >= now)
+				continue;
+			out[*n].minute = m->minute;
+			out[*n].total = m->total;
+			out[*n].n = m->n;
+			memcpy(out[*n].top, m->top, sizeof(DynInsightsEntry) * m->n);
+			(*n)++;
+		}
+		curminute = k->minute;
+		curtotal = k->mtotal;
+		ncur = k->mn;
+		copy_counters(cur, k->m, ncur);
+	}
+	SpinLockRelease(&k->mutex);
+	if (curtotal > 0)
+	{
+		qsort(cur, ncur, sizeof(DynInsightsEntry), entry_cmp);
+		out[*n].minute = curminute;
+		out[*n].total = curtotal;
+		out[*n].n = Min(ncur, DYN_CI_MINUTE_TOP);
+		memcpy(out[*n].top, cur, sizeof(DynInsightsEntry) * out[*n].n);
+		(*n)++;
+	}
+	pfree(cur);
+	qsort(out, *n, sizeof(DynInsightsMinute), minute_cmp);
 	return out;
 }

@@ -39,6 +39,9 @@ typedef enum DynInsightsRule
 /* Bytes of a key's text kept for display. */
 #define DYN_CI_TEXT 120
 
+/* Keys kept of each minute of a rule's history. */
+#define DYN_CI_MINUTE_TOP 10
+
 /* One entry of a sketch, as read. */
 typedef struct DynInsightsEntry
 {
@@ -46,6 +49,15 @@ typedef struct DynInsightsEntry
 	int64		count;			/* an upper bound of the key's true count */
 	int64		error;			/* count - error is a lower bound */
 } DynInsightsEntry;
+
+/* One minute of a rule's history, as read. */
+typedef struct DynInsightsMinute
+{
+	int64		minute;			/* minutes since 1970 */
+	int64		total;			/* occurrences counted in the minute */
+	int			n;
+	DynInsightsEntry top[DYN_CI_MINUTE_TOP];	/* largest count first */
+} DynInsightsMinute;
 
 /* GUC dynindex.enforce_throughput (on by default; docs/capacity.md says why). */
 extern bool dynindex_enforce_throughput;
@@ -86,6 +98,13 @@ extern void DynInsightsStop(uint64 tag, DynInsightsRule rule);
 extern int	DynInsightsCountItem(uint64 tag, int mask, const char *pk, int pklen, const char *sk, int sklen);
 /* The sketch's entries, largest count first (palloc'd); *total: occurrences counted. */
 extern DynInsightsEntry *DynInsightsRead(uint64 tag, DynInsightsRule rule, int *n, int64 *total);
+
+/*
+ * The rule's last minutes that counted something (dynindex.contributor_insights_minutes
+ * of them, the running one included), oldest first, each with its most
+ * counted keys (palloc'd, *n of them).
+ */
+extern DynInsightsMinute *DynInsightsReadMinutes(uint64 tag, DynInsightsRule rule, int *n);
 
 /* Reserve shared memory and define the settings (from _PG_init). */
 extern void DynThrottleInit(void);
