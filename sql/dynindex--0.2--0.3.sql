@@ -63,6 +63,11 @@ CREATE FUNCTION dynindex._parse_s3_xml(body text, tag text)
 RETURNS text[] AS 'MODULE_PATHNAME', 'dynindex__parse_s3_xml' LANGUAGE C IMMUTABLE STRICT;
 COMMENT ON FUNCTION dynindex._parse_s3_xml(text, text) IS
     'Every <tag> element of an S3 response as the S3 client reads it (tests and the fuzz suite)';
+CREATE FUNCTION dynindex._s3_authorization(method text, path text, query text, headers text[],
+    payload_hash text, amz_date text, access_key_id text, secret_access_key text, region text)
+RETURNS text AS 'MODULE_PATHNAME', 'dynindex__s3_authorization' LANGUAGE C IMMUTABLE STRICT;
+COMMENT ON FUNCTION dynindex._s3_authorization(text, text, text, text[], text, text, text, text, text) IS
+    'The SigV4 Authorization header the S3 client sends for a request (tests: S3''s documented examples)';
 
 
 -- == pitr ==

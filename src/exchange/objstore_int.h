@@ -1,6 +1,7 @@
 /*
  * objstore_int.h — the object stores' insides, shared by objstore.c (the
- * catalog and the dispatch), s3.c and dirstore.c; nothing else includes it.
+ * catalog and the dispatch), s3.c, s3sign.c and dirstore.c; nothing else
+ * includes it.
  */
 #ifndef DYNINDEX_OBJSTORE_INT_H
 #define DYNINDEX_OBJSTORE_INT_H
@@ -77,6 +78,13 @@ extern void DynS3Delete(DynObjStore *s, const char *key);
 extern void DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg);
 /* S3's XML: the text of the first <tag> after *pos (entities decoded), or NULL; moves *pos past it */
 extern char *DynS3XmlNext(const char *xml, size_t len, size_t *pos, const char *tag);
+
+/* ---- s3sign.c ---- */
+extern void DynS3Sha256Hex(const char *data, size_t len, char out[65]);
+extern char *DynS3Authorization(const char *method, const char *path, const char *query,
+								const char *const *headers, int nheaders, const char *payload_hash,
+								const char *amz_date, const char *key_id, const char *secret,
+								const char *region);
 
 /* ---- dirstore.c ---- */
 extern void DynDirCheckPath(const char *directory);

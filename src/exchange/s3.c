@@ -4,14 +4,17 @@
  * CompleteMultipartUpload, AbortMultipartUpload), ranged GET, ListObjectsV2
  * with continuation tokens.
  *
- * Requests are signed with AWS Signature Version 4 by libcurl itself
- * (CURLOPT_AWS_SIGV4, since 7.75).  Debian 12's libcurl 7.88 signs the
- * headers it is given but neither adds x-amz-content-sha256, which S3
- * requires, nor sorts or completes the query string: so we send the payload's
- * SHA-256 in that header (curl signs it and uses it as the payload hash) and
- * write every query string already canonical (names sorted, values
- * URI-encoded, "name=" for a name without value).  The secret goes to curl
- * only (CURLOPT_USERPWD), never into a message; verbose output stays off.
+ * Requests are signed with AWS Signature Version 4 by dynindex itself
+ * (s3sign.c), not by libcurl (CURLOPT_AWS_SIGV4): libcurl rewrites the
+ * query string before signing it, differently from one version to the next,
+ * and 8.14 (Debian 13) signs a '+' of a query value as a space, so S3
+ * refused its listings of any continuation token with a '+'.  We write every
+ * path and query string already canonical (keys URI-encoded with '/' kept;
+ * names sorted, values URI-encoded, "name=" for a name without value), send
+ * them as they are (CURLOPT_PATH_AS_IS: no dot-segment removal either) with
+ * our own Host, X-Amz-Date and x-amz-content-sha256 headers, and sign exactly
+ * that.  The secret never reaches libcurl, nor any message; verbose output
+ * stays off.
  *
  * Memory: an upload holds one part (dynindex.s3_part_size), a reader one
  * ranged GET of the same size, a listing one page.  libcurl never sees a
@@ -21,10 +24,9 @@
 #include "postgres.h"
 
 #include <curl/curl.h>
+#include <time.h>
 
 #include "catalog/pg_type.h"
-#include "common/cryptohash.h"
-#include "common/sha2.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
@@ -182,22 +184,6 @@ progress_cb(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ulto
 	return (InterruptPending || ProcDiePending || QueryCancelPending) ? 1 : 0;
 }
 
-/* Lower-case hex SHA-256 of data. */
-static void
-sha256_hex(const char *data, size_t len, char out[65])
-{
-	pg_cryptohash_ctx *ctx = pg_cryptohash_create(PG_SHA256);
-	uint8		digest[PG_SHA256_DIGEST_LENGTH];
-
-	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) data, len) < 0 ||
-		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
-		elog(ERROR, "could not compute SHA-256");
-	pg_cryptohash_free(ctx);
-	for (int i = 0; i < PG_SHA256_DIGEST_LENGTH; i++)
-		sprintf(out + 2 * i, "%02x", digest[i]);
-}
-
 /* AWS's URI encoding: unreserved characters stay, '/' stays in paths. */
 static void
 uri_encode(StringInfo out, const char *s, bool keep_slash)
@@ -211,58 +197,93 @@ uri_encode(StringInfo out, const char *s, bool keep_slash)
 	}
 }
 
-/* The URL of a key (NULL key: the bucket) with an already canonical query. */
-static char *
-object_url(DynObjStore *s, const char *key, const char *query)
+/* Where a request goes: its URL, and the Host header and path it is signed with. */
+typedef struct S3Target
 {
-	StringInfoData u;
+	char	   *url;
+	char	   *host;
+	char	   *path;
+} S3Target;
 
-	initStringInfo(&u);
+/*
+ * The target of a key (NULL key: the bucket) with an already canonical query:
+ * path style http(s)://host/bucket/key, or virtual-hosted style
+ * http(s)://bucket.host/key.  A path in the endpoint comes first, as written.
+ */
+static S3Target
+s3_target(DynObjStore *s, const char *key, const char *query)
+{
+	const char *authority = strstr(s->endpoint, "://") + 3;
+	const char *prefix = authority + strcspn(authority, "/");
+	const char *at = memchr(authority, '@', prefix - authority);
+	StringInfoData p;
+	S3Target	t;
+
+	if (at)
+		authority = at + 1;		/* user info is not part of Host */
 	if (s->path_style)
-		appendStringInfo(&u, "%s/%s", s->endpoint, s->remote_bucket);
+		t.host = pnstrdup(authority, prefix - authority);
 	else
-	{
-		const char *host = strstr(s->endpoint, "://") + 3;
-
-		appendBinaryStringInfo(&u, s->endpoint, host - s->endpoint);
-		appendStringInfo(&u, "%s.%s", s->remote_bucket, host);
-	}
-	appendStringInfoChar(&u, '/');
+		t.host = psprintf("%s.%.*s", s->remote_bucket, (int) (prefix - authority), authority);
+	initStringInfo(&p);
+	appendStringInfoString(&p, prefix);
+	if (s->path_style)
+		appendStringInfo(&p, "/%s", s->remote_bucket);
+	appendStringInfoChar(&p, '/');
 	if (key)
-		uri_encode(&u, key, true);
-	if (query)
-		appendStringInfo(&u, "?%s", query);
-	return u.data;
+		uri_encode(&p, key, true);
+	t.path = p.data;
+	t.url = psprintf("%.*s://%s%s%s%s", (int) (strstr(s->endpoint, "://") - s->endpoint), s->endpoint,
+					 t.host, t.path, query ? "?" : "", query ? query : "");
+	return t;
 }
 
-/* The text of the first <tag> element at or after *pos, entities decoded; NULL if none. */
-char *
-DynS3XmlNext(const char *xml, size_t len, size_t *pos, const char *tag)
+/*
+ * The first <tag> element at or after *pos, raw: its content is xml[*start,
+ * *end); false if none.  Moves *pos past it.  Text holds no raw '<' or '&'
+ * (they are entities), so an element inside another (a <Key> in <Contents>)
+ * is found in the raw bytes: decoding the outer one first turned a key's
+ * "&amp;" into a '&' that the inner parse then refused.
+ */
+static bool
+xml_element(const char *xml, size_t len, size_t *pos, const char *tag, size_t *start, size_t *end)
 {
 	char	   *open = psprintf("<%s>", tag);
 	char	   *close = psprintf("</%s>", tag);
 	size_t		ol = strlen(open);
 	size_t		cl = strlen(close);
 	size_t		i;
-	size_t		start = 0;
 	bool		found = false;
-	StringInfoData out;
 
 	for (i = *pos; i + ol <= len; i++)
 		if (memcmp(xml + i, open, ol) == 0)
 		{
 			found = true;
-			start = i + ol;
+			*start = i + ol;
 			break;
 		}
 	if (!found)
-		return NULL;
-	for (i = start; i + cl <= len; i++)
+		return false;
+	for (i = *start; i + cl <= len; i++)
 		if (memcmp(xml + i, close, cl) == 0)
 			break;
 	if (i + cl > len)
-		return NULL;
+		return false;
+	*end = i;
 	*pos = i + cl;
+	return true;
+}
+
+/* The text of the first <tag> element at or after *pos, entities decoded; NULL if none. */
+char *
+DynS3XmlNext(const char *xml, size_t len, size_t *pos, const char *tag)
+{
+	size_t		start;
+	size_t		i;
+	StringInfoData out;
+
+	if (!xml_element(xml, len, pos, tag, &start, &i))
+		return NULL;
 	initStringInfo(&out);
 	for (size_t j = start; j < i; j++)
 	{
@@ -354,53 +375,95 @@ fail_response(S3Response *r)
 			   message ? ": " : "", message ? message : "");
 }
 
+/* The time now as X-Amz-Date wants it: YYYYMMDDTHHMMSSZ, UTC. */
+static void
+amz_date_now(char out[17])
+{
+	time_t		now = time(NULL);
+	struct tm	tm;
+
+	if (gmtime_r(&now, &tm) == NULL || strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm) != 16)
+		elog(ERROR, "could not format the time of an S3 request");
+}
+
+/* Append to a curl header list; false when out of memory (the list is kept). */
+static bool
+add_header(struct curl_slist **list, const char *header)
+{
+	struct curl_slist *l = curl_slist_append(*list, header);
+
+	if (l == NULL)
+		return false;
+	*list = l;
+	return true;
+}
+
 /*
  * Send one request: method, key (NULL: the bucket), canonical query, body;
- * extra headers (NULL-terminated "Name: value" list).  Retries connection
- * failures and 5xx; returns the response of any other status (the caller
- * decides), with the body bounded by limit.
+ * extra headers (NULL-terminated "Name: value" list, signed with the others).
+ * Retries connection failures and 5xx; returns the response of any other
+ * status (the caller decides), with the body bounded by limit.
  */
 static S3Response *
 s3_request(DynObjStore *s, const char *method, const char *key, const char *query,
 		   const char *body, size_t bodylen, const char *const *extra, size_t limit)
 {
 	CURL	   *c = store_curl(s);
-	char	   *url = object_url(s, key, query);
-	char	   *sigv4 = psprintf("aws:amz:%s:s3", s->region ? s->region : "us-east-1");
-	char	   *userpwd = psprintf("%s:%s", s->access_key_id, s->secret_access_key);
+	S3Target	t = s3_target(s, key, query);
+	const char *region = s->region ? s->region : "us-east-1";
 	char		hash[65];
+	int			nextra = 0;
+	const char **signed_headers;
 	S3Response *r = NULL;
 	CURLcode	rc = CURLE_OK;
 
 	if (body && bodylen > 0)
-		sha256_hex(body, bodylen, hash);
+		DynS3Sha256Hex(body, bodylen, hash);
 	else
 		strcpy(hash, EMPTY_SHA256);
+	for (const char *const *e = extra; e && *e; e++)
+		nextra++;
+	signed_headers = palloc(sizeof(char *) * (nextra + 3));
 
 	for (int attempt = 1; attempt <= S3_ATTEMPTS; attempt++)
 	{
 		struct curl_slist *headers = NULL;
 		S3Upload	up = {body, bodylen, 0};
-		char	   *h = psprintf("x-amz-content-sha256: %s", hash);
+		char		amz_date[17];
+		char	   *auth;
+		int			n = 0;
+		bool		oom = false;
 
 		CHECK_FOR_INTERRUPTS();
 		r = palloc0(sizeof(S3Response));
 		r->cxt = CurrentMemoryContext;
 		r->limit = limit;
-		headers = curl_slist_append(headers, h);
+
+		/* what is signed is what is sent: Host, the date, the payload hash, the extras */
+		amz_date_now(amz_date);
+		signed_headers[n++] = psprintf("Host: %s", t.host);
+		signed_headers[n++] = psprintf("X-Amz-Date: %s", amz_date);
+		signed_headers[n++] = psprintf("x-amz-content-sha256: %s", hash);
+		for (int i = 0; i < nextra; i++)
+			signed_headers[n++] = extra[i];
+		auth = psprintf("Authorization: %s",
+						DynS3Authorization(method, t.path, query ? query : "", signed_headers, n, hash,
+										   amz_date, s->access_key_id, s->secret_access_key, region));
+		for (int i = 0; i < n && !oom; i++)
+			oom = !add_header(&headers, signed_headers[i]);
+		oom = oom || !add_header(&headers, auth);
 		/* no "Expect: 100-continue" round trip; no default form content type */
-		headers = curl_slist_append(headers, "Expect:");
-		headers = curl_slist_append(headers, "Content-Type:");
-		for (const char *const *e = extra; e && *e; e++)
-			headers = curl_slist_append(headers, *e);
-		if (headers == NULL)
+		oom = oom || !add_header(&headers, "Expect:") || !add_header(&headers, "Content-Type:");
+		if (oom)
+		{
+			curl_slist_free_all(headers);
 			DynObjFail(DYN_OBJ_UNAVAILABLE, "Could not build a request (out of memory)");
+		}
 
 		curl_easy_reset(c);
-		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_URL, t.url);
+		curl_easy_setopt(c, CURLOPT_PATH_AS_IS, 1L);
 		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl_easy_setopt(c, CURLOPT_AWS_SIGV4, sigv4);
-		curl_easy_setopt(c, CURLOPT_USERPWD, userpwd);
 		curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, body_cb);
 		curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
@@ -432,6 +495,7 @@ s3_request(DynObjStore *s, const char *method, const char *key, const char *quer
 
 		rc = curl_easy_perform(c);
 		curl_slist_free_all(headers);
+		pfree(auth);
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 		CHECK_FOR_INTERRUPTS();
 		if (rc == CURLE_WRITE_ERROR && r->overflow)
@@ -725,7 +789,8 @@ DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg)
 		StringInfoData q;
 		S3Response *r;
 		size_t		pos = 0;
-		char	   *block;
+		size_t		bstart;
+		size_t		bend;
 		char	   *truncated;
 		char	   *next;
 
@@ -743,16 +808,18 @@ DynS3List(DynObjStore *s, const char *prefix, DynObjListFn fn, void *arg)
 		expect_ok(r);
 		if (r->body == NULL || strstr(r->body, "<ListBucketResult") == NULL || strstr(r->body, "</ListBucketResult>") == NULL)
 			DynObjFail(DYN_OBJ_INVALID, "The object store sent no listing");
-		while ((block = DynS3XmlNext(r->body, r->len, &pos, "Contents")) != NULL)
+		while (xml_element(r->body, r->len, &pos, "Contents", &bstart, &bend))
 		{
+			/* Key and Size in the raw element: a key's "&amp;" is decoded once */
+			const char *block = r->body + bstart;
 			size_t		bp = 0;
-			char	   *key = DynS3XmlNext(block, strlen(block), &bp, "Key");
+			char	   *key = DynS3XmlNext(block, bend - bstart, &bp, "Key");
 			char	   *size;
 			char	   *end;
 			long long	sz;
 
 			bp = 0;
-			size = DynS3XmlNext(block, strlen(block), &bp, "Size");
+			size = DynS3XmlNext(block, bend - bstart, &bp, "Size");
 			if (key == NULL || size == NULL)
 				DynObjFail(DYN_OBJ_INVALID, "The object store sent a listing entry without key or size");
 			errno = 0;

@@ -10,8 +10,9 @@
 # /var/cache/dynindex/chroots/DIST) with every build and test dependency installed
 # (test/bin/deps.sh run inside, and Citus from ../shared/vendor/citus where that
 # Citus supports the major), so a second run only copies the tree and runs the suites.
-# DYNINDEX_SUITES (suites.sh) selects suites as on the host.  Root only (debootstrap,
-# chroot, mount).  Prints `make test`'s summary; exit status is make test's.
+# DYNINDEX_SUITES, DYNINDEX_REGRESS and PROVE_TESTS (suites.sh) select suites and tests
+# as on the host.  Root only (debootstrap, chroot, mount).  Prints `make test`'s
+# summary; exit status is make test's.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -52,12 +53,18 @@ mount_all() {
     mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
     cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 }
-# Run a command inside, as root, with a clean environment.
+# Run a command inside, as root, with a clean environment.  PROVE_TESTS and
+# DYNINDEX_REGRESS go in only when set (the Makefile's `PROVE_TESTS ?=` takes an
+# empty one as set: no TAP test would run).
 inside() {
+    local sel=() v
+    for v in PROVE_TESTS DYNINDEX_REGRESS; do
+        [ -n "${!v:-}" ] && sel+=("$v=${!v}")
+    done
     chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CI="${CI:-}" \
         NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
-        DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" "$@"
+        DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" ${sel[@]+"${sel[@]}"} "$@"
 }
 # The archive a machine reaches may be a dated copy whose Release file of sid has
 # expired: apt still checks its signatures, not its date.

@@ -2,20 +2,30 @@
 //
 // s3rver (npm) stores the objects and speaks S3's REST API (PUT, multipart
 // upload, GET with ranges, ListObjectsV2, errors), but does not check
-// Signature Version 4.  This proxy in front of it does: it verifies every
-// request's SigV4 signature (the canonical request of AWS's specification,
-// the signing key from the secret) and the payload's SHA-256 against
-// x-amz-content-sha256, answers S3's errors (InvalidAccessKeyId,
-// SignatureDoesNotMatch, XAmzContentSHA256Mismatch) as S3 does, and then
-// forwards the request to s3rver.  Test knobs (not S3): --max-keys N caps
-// the listing page size (paging with few objects); GET /__test/fault?mode=
-// drop-uploads makes every later upload lose its connection after
-// receiving its body, mode=slow-uploads delays every upload by 1.5 s,
-// mode=none restores.
+// Signature Version 4.  This proxy in front of it does, as strictly as S3:
+// it rebuilds each request's canonical request from what arrived (the path
+// and every query name and value decoded, then URI-encoded again as the
+// specification says: RFC 3986 unreserved characters kept, upper-case hex,
+// '/' kept in the path only, a '+' of the query a space; query parameters
+// sorted by name then value, "name=" for one without value; the signed
+// headers sorted, their values trimmed, repeated ones joined with ','), so a
+// client that signs anything but the canonical form fails as it would at S3.
+// It checks the credential scope (service s3, the region, the date of
+// X-Amz-Date, at most 15 minutes off), the signature with the signing key of
+// the secret, and the payload's SHA-256 against x-amz-content-sha256, answers
+// S3's errors (InvalidAccessKeyId, SignatureDoesNotMatch,
+// AuthorizationHeaderMalformed, RequestTimeTooSkewed, InvalidURI,
+// XAmzContentSHA256Mismatch) as S3 does, and then forwards the request to
+// s3rver.  Test knobs (not S3): --max-keys N caps the listing page size
+// (paging with few objects); GET /__test/fault?mode=drop-uploads makes every
+// later upload lose its connection after receiving its body,
+// mode=slow-uploads delays every upload by 1.5 s, mode=none restores.
 //
-// Usage: node server.js --port P --dir D --access-key K --secret S [--bucket B ...] [--max-keys N]
+// Usage: node server.js --port P --dir D --access-key K --secret S [--region R (us-east-1)]
+//        [--bucket B ...] [--max-keys N]
 //        [--log FILE: one line per request, "METHOD URL BODYBYTES ok|<S3 error code>", then
 //         " sse=<x-amz-server-side-encryption> kms=<its KMS key id>" when sent]
+//        [--debug: print each canonical request on stderr]
 // Prints "READY <port>" when listening.
 'use strict';
 const crypto = require('crypto');
@@ -24,7 +34,7 @@ const http = require('http');
 const S3rver = require('s3rver');
 
 const args = process.argv.slice(2);
-const opt = { port: 0, dir: null, key: null, secret: null, buckets: [], maxKeys: 0, log: null };
+const opt = { port: 0, dir: null, key: null, secret: null, region: 'us-east-1', buckets: [], maxKeys: 0, log: null, debug: false };
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   const v = args[i + 1];
@@ -32,6 +42,8 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--dir') { opt.dir = v; i++; }
   else if (a === '--access-key') { opt.key = v; i++; }
   else if (a === '--secret') { opt.secret = v; i++; }
+  else if (a === '--region') { opt.region = v; i++; }
+  else if (a === '--debug') { opt.debug = true; }
   else if (a === '--bucket') { opt.buckets.push(v); i++; }
   else if (a === '--max-keys') { opt.maxKeys = Number(v); i++; }
   else if (a === '--log') { opt.log = v; i++; }
@@ -60,16 +72,39 @@ function uriEncode(s, keepSlash) {
   return out;
 }
 
+// Percent-decoding; null for a malformed escape (S3: InvalidURI).
+function decode(s) {
+  try {
+    return decodeURIComponent(s);
+  } catch (e) {
+    return null;
+  }
+}
+
+// The canonical query string of what arrived; null when it cannot be decoded.
 function canonicalQuery(q) {
   if (!q) return '';
-  const pairs = q.split('&').filter((p) => p.length > 0).map((p) => {
+  const pairs = [];
+  for (const p of q.split('&')) {
+    if (p.length === 0) continue;
     const i = p.indexOf('=');
-    const k = decodeURIComponent(i < 0 ? p : p.slice(0, i));
-    const v = decodeURIComponent(i < 0 ? '' : p.slice(i + 1).replace(/\+/g, '%20'));
-    return [uriEncode(k, false), uriEncode(v, false)];
-  });
+    // in a query a '+' is a space, as S3 reads it
+    const k = decode((i < 0 ? p : p.slice(0, i)).replace(/\+/g, '%20'));
+    const v = decode((i < 0 ? '' : p.slice(i + 1)).replace(/\+/g, '%20'));
+    if (k === null || v === null) return null;
+    pairs.push([uriEncode(k, false), uriEncode(v, false)]);
+  }
   pairs.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0));
   return pairs.map(([k, v]) => `${k}=${v}`).join('&');
+}
+
+// A header's canonical value: every occurrence trimmed, inner runs of blanks one space, joined with ','.
+function headerValue(req, name) {
+  const vals = [];
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() === name) vals.push(req.rawHeaders[i + 1].trim().replace(/[ \t]+/g, ' '));
+  }
+  return vals.join(',');
 }
 
 const hmac = (key, data) => crypto.createHmac('sha256', key).update(data).digest();
@@ -85,17 +120,29 @@ function verify(req, body) {
   const amzDate = req.headers['x-amz-date'];
   const payloadHash = req.headers['x-amz-content-sha256'];
   if (!amzDate || !payloadHash) return [400, 'InvalidRequest', 'Missing required header for this request: x-amz-content-sha256'];
+  if (service !== 's3') return [400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; incorrect service "${service}". This endpoint belongs to "s3".`];
+  if (region !== opt.region) return [400, 'AuthorizationHeaderMalformed', `The authorization header is malformed; the region '${region}' is wrong; expecting '${opt.region}'`];
+  const dm = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/.exec(amzDate);
+  if (!dm) return [403, 'AccessDenied', 'AWS authentication requires a valid Date or x-amz-date header'];
+  if (amzDate.slice(0, 8) !== date) return [400, 'AuthorizationHeaderMalformed', 'The authorization header is malformed; Invalid credential date. Date is not the same as X-Amz-Date.'];
+  const when = Date.UTC(+dm[1], +dm[2] - 1, +dm[3], +dm[4], +dm[5], +dm[6]);
+  if (Math.abs(Date.now() - when) > 15 * 60 * 1000) return [403, 'RequestTimeTooSkewed', 'The difference between the request time and the current time is too large.'];
   const url = req.url;
   const qi = url.indexOf('?');
-  const path = qi < 0 ? url : url.slice(0, qi);
-  const query = qi < 0 ? '' : url.slice(qi + 1);
+  const rawPath = qi < 0 ? url : url.slice(0, qi);
+  const path = decode(rawPath);
+  const query = canonicalQuery(qi < 0 ? '' : url.slice(qi + 1));
+  if (path === null || query === null) return [400, 'InvalidURI', "Couldn't parse the specified URI."];
   const names = signedHeaders.split(';');
   if (!names.includes('host') || !names.includes('x-amz-content-sha256')) return [403, 'AccessDenied', 'Access Denied'];
   // S3 requires every x-amz-* header to be signed
   if (Object.keys(req.headers).some((h) => h.startsWith('x-amz-') && !names.includes(h)))
     return [403, 'AccessDenied', 'There were headers present in the request which were not signed'];
-  const canonHeaders = names.map((n) => `${n}:${String(req.headers[n] || '').trim().replace(/\s+/g, ' ')}\n`).join('');
-  const canonical = [req.method, path, canonicalQuery(query), canonHeaders, signedHeaders, payloadHash].join('\n');
+  // the canonical request names the signed headers sorted: a list in another order does not match
+  const sorted = [...names].sort();
+  const canonHeaders = sorted.map((n) => `${n}:${headerValue(req, n)}\n`).join('');
+  const canonical = [req.method, uriEncode(path, true), query, canonHeaders, sorted.join(';'), payloadHash].join('\n');
+  if (opt.debug) console.error(`canonical request:\n${canonical}\n`);
   const scope = `${date}/${region}/${service}/aws4_request`;
   const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256hex(canonical)].join('\n');
   let k = hmac('AWS4' + opt.secret, date);

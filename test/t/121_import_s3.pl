@@ -13,8 +13,6 @@ use IO::Compress::Gzip qw(gzip $GzipError);
 use DynS3;
 
 plan skip_all => 'node/npm or s3rver not available' unless DynS3::install();
-my $listing_skip = DynS3::listing_known_failure();
-plan skip_all => $listing_skip if $listing_skip;
 
 my $KEY = 'AKIDDYNINDEXIMPORT';
 my $SECRET = 'iMpOrTsEcReT/' . int(rand(1e9));

@@ -85,15 +85,4 @@ sub requests
 	return @l;
 }
 
-# Known failure, issue #28 open: with libcurl 8 (Debian 13 and later) the store answers
-# SignatureDoesNotMatch to the listing requests (ListObjectsV2) dynindex signs; single
-# objects (TAP 111) work.  The reason to skip a test that lists, or '' where it runs.
-sub listing_known_failure
-{
-	my $major = `pkg-config --modversion libcurl 2>/dev/null` =~ /^(\d+)/ ? $1 : 0;
-	return $major >= 8
-	  ? 'known failure with libcurl 8 (S3 listing requests: SignatureDoesNotMatch), issue #28'
-	  : '';
-}
-
 1;
