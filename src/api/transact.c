@@ -20,20 +20,33 @@
  * TransactGetItems: a Key not matching the schema is a ValidationError reason
  * at its position, an empty key value a ValidationException.
  * Then the writes are made.  A condition that no longer holds at write time
- * (a concurrent writer created the item after step 3) cancels with
+ * (a single-item writer created the item after step 3) cancels with
  * TransactionConflict.  A write that grows an item collection (a table with
  * LSIs) past the limit is reason ItemCollectionSizeLimitExceeded, not the
  * ItemCollectionSizeLimitExceededException of the single-item operations:
  * every write is made and checked, then the transaction is cancelled with
  * the reason at each such action (the writes roll back with the statement).
  * Reads and writes cost twice the units.
+ *
+ * Locking (docs/transactions.md, "Concurrency"): before step 3 the request
+ * takes one transaction-level lock per item, in one global order (table,
+ * partition key, sort key), whether or not the item exists; step 3 and the
+ * writes then lock rows only of items whose lock they hold, so two
+ * TransactWriteItems never wait for each other in a circle.  A deadlock
+ * still possible (with a write earlier in the same PostgreSQL transaction,
+ * with a BatchWriteItem), a lock timeout or a serialization failure
+ * (REPEATABLE READ, SERIALIZABLE) cancels with reason TransactionConflict, as
+ * DynamoDB answers a conflicting transaction (answer_conflict).
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
+#include "common/hashfn.h"
 #include "common/sha2.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/builtins.h"
 
 #include "api/api.h"
@@ -46,6 +59,12 @@
 
 #define MAX_TRANSACT_ITEMS 100
 #define MAX_TRANSACT_PAYLOAD (4 * 1024 * 1024)
+
+/*
+ * field4 of the advisory lock tag of an item lock (pg_locks.objsubid): the
+ * SQL advisory functions use 1 and 2, the GSI apply lock 3 (gsi_apply.c).
+ */
+#define TX_ITEM_LOCK_CLASS 4
 
 /* ---------------------------------------------------------------- schemas */
 
@@ -426,6 +445,121 @@ cancel(TxAction *actions, int n)
 					   "%s", msg.data);
 }
 
+/* ---------------------------------------------------------------- locking */
+
+/* Total order of two encoded key parts: bytes, then length. */
+static int
+bytea_cmp(const bytea *x, const bytea *y)
+{
+	int			lx = VARSIZE_ANY_EXHDR(x);
+	int			ly = VARSIZE_ANY_EXHDR(y);
+	int			c = memcmp(VARDATA_ANY(x), VARDATA_ANY(y), Min(lx, ly));
+
+	return c != 0 ? c : (lx > ly) - (lx < ly);
+}
+
+/* qsort order of actions (pointers): table number, partition key, sort key. */
+static int
+lock_order_cmp(const void *x, const void *y)
+{
+	const TxAction *a = *(TxAction *const *) x;
+	const TxAction *b = *(TxAction *const *) y;
+	int			c;
+
+	if (a->t->num != b->t->num)
+		return a->t->num < b->t->num ? -1 : 1;
+	c = bytea_cmp(a->key.pk, b->key.pk);
+	return c != 0 ? c : bytea_cmp(a->key.sk, b->key.sk);
+}
+
+/* The lock tag of an item: a 64-bit hash of its table number and encoded key. */
+static void
+item_lock_tag(const TxAction *a, LOCKTAG *tag)
+{
+	uint64		h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(a->key.pk),
+										VARSIZE_ANY_EXHDR(a->key.pk), (uint64) a->t->num);
+
+	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) VARDATA_ANY(a->key.sk),
+											  VARSIZE_ANY_EXHDR(a->key.sk), 0));
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, TX_ITEM_LOCK_CLASS);
+}
+
+/*
+ * Lock every item of the request, in the global order of lock_order_cmp,
+ * until the PostgreSQL transaction ends.  Row locks alone cannot give one
+ * order: step 3 can lock only the items that exist (SELECT ... FOR UPDATE
+ * of an absent key locks nothing), and an absent item is locked later by
+ * its INSERT (the unique index makes a concurrent inserter of the key
+ * wait), so the effective order was "existing items in request order, then
+ * new ones", different between two transactions on the same keys, or on the
+ * same request while another writer created one of its keys.  A heavyweight
+ * lock on a hash of the key exists whether or not the row does; taken here,
+ * before any row lock, in sorted order, it makes every TransactWriteItems
+ * wait for a conflicting one before touching a row: they never deadlock
+ * among themselves.  Single-item writers (PutItem, ...) do not take it: they
+ * hold one row lock at a time and so cannot close a circle alone.  Costs:
+ * one entry of the shared lock table per action (max_locks_per_transaction),
+ * no I/O.  Two keys with one hash (2^-64) share a lock: more waiting, never
+ * less exclusion.  *at is the action being locked (for the conflict reason).
+ */
+static void
+lock_items(TxAction *actions, int n, volatile int *at)
+{
+	TxAction  **order = palloc(sizeof(TxAction *) * n);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		order[i] = &actions[i];
+	qsort(order, n, sizeof(TxAction *), lock_order_cmp);
+	for (i = 0; i < n; i++)
+	{
+		LOCKTAG		tag;
+
+		*at = order[i] - actions;
+		item_lock_tag(order[i], &tag);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	pfree(order);
+}
+
+/*
+ * Is an error a conflict with a concurrent transaction: a deadlock (with a
+ * writer that does not take the item locks, or across the statements of one
+ * PostgreSQL transaction), a serialization failure (REPEATABLE READ,
+ * SERIALIZABLE), or a lock not available (lock_timeout)?
+ */
+static bool
+is_conflict_error(const ErrorData *ed)
+{
+	return ed->sqlerrcode == ERRCODE_T_R_DEADLOCK_DETECTED ||
+		ed->sqlerrcode == ERRCODE_T_R_SERIALIZATION_FAILURE ||
+		ed->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE;
+}
+
+/*
+ * In a PG_CATCH of the locked part of a transaction: a conflict cancels with
+ * reason TransactionConflict at action at (every action when unknown), any
+ * other error goes on.  The caught error is not survived but replaced: the
+ * (sub)transaction aborts with the cancellation, so no subtransaction is
+ * needed, and nothing touches the database between the two.
+ */
+pg_noreturn static void
+answer_conflict(MemoryContext cxt, TxAction *actions, int n, int at)
+{
+	ErrorData  *ed;
+	int			i;
+
+	MemoryContextSwitchTo(cxt);
+	ed = CopyErrorData();
+	if (!is_conflict_error(ed))
+		PG_RE_THROW();
+	FlushErrorState();
+	for (i = 0; i < n; i++)
+		if (i == at || at < 0 || at >= n)
+			actions[i].reason = TX_REASON_CONFLICT;
+	cancel(actions, n);
+}
+
 /*
  * Throughput (api/throughput.c): an action whose table (or, for a write, one
  * of its GSIs) has an empty bucket cancels the transaction with a
@@ -495,6 +629,74 @@ capacity_for(DynCapacity *caps, int *ncaps, DynTable *t, DynCapacityMode mode, b
 	caps[*ncaps].factor = 2;
 	caps[*ncaps].rw_units = true;
 	return &caps[(*ncaps)++];
+}
+
+/* Step 3: every condition, against the current item under a row lock; false if one failed. */
+static bool
+check_conditions(TxAction *actions, int n, volatile int *at)
+{
+	bool		failed = false;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		TxAction   *a = &actions[i];
+		DynStoredItem stored;
+		DynValue   *current;
+
+		*at = i;
+		current = DynStorageGet(a->t, &a->key, true, &stored) ? DynItemFromStored(stored.item) : NULL;
+		if (a->cond && !DynEvalCondition(a->cond, current))
+		{
+			a->reason = TX_REASON_CONDITION;
+			a->old = current;
+			failed = true;
+		}
+		else if (a->kind == TX_UPDATE && !action_reason(a, validate_update_result, current))
+			failed = true;
+		if (a->fatal)
+			DynValidationError("%s", a->fatal);
+	}
+	return !failed;
+}
+
+/*
+ * The writes, counting capacity in caps (*ncaps tables); false if one grew
+ * its item collection past the limit (the reason is set).
+ */
+static bool
+write_items(TxAction *actions, int n, DynCapacityMode mode, DynCapacity *caps, int *ncaps,
+			volatile int *at)
+{
+	bool		failed = false;
+	int			i;
+
+	for (i = 0; i < n; i++)
+	{
+		TxAction   *a = &actions[i];
+		DynWriteResult res;
+		DynCapacity *c = capacity_for(caps, ncaps, a->t, mode, false);
+
+		*at = i;
+		if (a->kind == TX_CHECK)
+		{
+			DynStoredItem stored;
+			bool		found = DynStorageGet(a->t, &a->key, false, &stored);
+
+			DynCapacityAddItemRead(c, found ? stored.size : 0, true);
+			continue;
+		}
+		DynWriteModify(a->t, &a->key, tx_mutator, a,
+					   a->kind == TX_UPDATE ? "Item size to update has exceeded the maximum allowed size" :
+					   "Item size has exceeded the maximum allowed size", DYN_WRITE_COLLECTION_REASON, &res);
+		DynCapacityAddWrite(c, res.old, res.oldsize, res.new, res.newsize);
+		if (res.collection_exceeded)
+		{
+			a->reason = TX_REASON_COLLECTION;
+			failed = true;
+		}
+	}
+	return !failed;
 }
 
 /*
@@ -616,6 +818,8 @@ DynTransactWriteItems(Jsonb *req)
 	int			ncaps = 0;
 	char	   *token;
 	JsonbParseState *st = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int at = -1;
 
 	RqValidate(req, transact_write_fields);
 	if (VARSIZE(req) > MAX_TRANSACT_PAYLOAD)
@@ -668,58 +872,26 @@ DynTransactWriteItems(Jsonb *req)
 				DynValidationError("Transaction request cannot include multiple operations on one item");
 	check_throughput(actions, n, false);
 
-	/* step 3: every condition, against the current item under a row lock */
+	/* the items' locks, step 3 and the writes: a conflict is a cancellation reason */
 	for (i = 0; i < n; i++)
 	{
-		TxAction   *a = &actions[i];
-		DynStoredItem stored;
-		DynValue   *current;
-
-		current = DynStorageGet(a->t, &a->key, true, &stored) ? DynItemFromStored(stored.item) : NULL;
-		if (a->cond && !DynEvalCondition(a->cond, current))
-		{
-			a->reason = TX_REASON_CONDITION;
-			a->old = current;
-			failed = true;
-		}
-		else if (a->kind == TX_UPDATE && !action_reason(a, validate_update_result, current))
-			failed = true;
-		if (a->fatal)
-			DynValidationError("%s", a->fatal);
+		actions[i].all = actions;
+		actions[i].nall = n;
 	}
-	if (failed)
-		cancel(actions, n);
-
-	/* the writes */
-	for (i = 0; i < n; i++)
+	PG_TRY();
 	{
-		TxAction   *a = &actions[i];
-		DynWriteResult res;
-		DynCapacity *c = capacity_for(caps, &ncaps, a->t, mode, false);
-
-		if (a->kind == TX_CHECK)
-		{
-			DynStoredItem stored;
-			bool		found = DynStorageGet(a->t, &a->key, false, &stored);
-
-			DynCapacityAddItemRead(c, found ? stored.size : 0, true);
-			continue;
-		}
-		a->all = actions;
-		a->nall = n;
-		DynWriteModify(a->t, &a->key, tx_mutator, a,
-					   a->kind == TX_UPDATE ? "Item size to update has exceeded the maximum allowed size" :
-					   "Item size has exceeded the maximum allowed size", DYN_WRITE_COLLECTION_REASON, &res);
-		DynCapacityAddWrite(c, res.old, res.oldsize, res.new, res.newsize);
-		if (res.collection_exceeded)
-		{
-			a->reason = TX_REASON_COLLECTION;
-			failed = true;
-		}
+		lock_items(actions, n, &at);
+		if (!check_conditions(actions, n, &at))
+			cancel(actions, n);
+		/* an item collection grown past the limit: the whole transaction rolls back */
+		if (!write_items(actions, n, mode, caps, &ncaps, &at))
+			cancel(actions, n);
 	}
-	/* an item collection grown past the limit: the whole transaction rolls back */
-	if (failed)
-		cancel(actions, n);
+	PG_CATCH();
+	{
+		answer_conflict(cxt, actions, n, at);
+	}
+	PG_END_TRY();
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	DynCapacityPushList(&st, caps, ncaps);
@@ -751,6 +923,10 @@ DynTransactGetItems(Jsonb *req)
 	int			ncaps = 0;
 	JsonbParseState *st = NULL;
 	TxAction   *gets;
+	bool	   *found;
+	DynStoredItem *stored;
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile int at = -1;
 
 	RqValidate(req, transact_get_fields);
 	elems = RqArrayElems(RqGet(r, "TransactItems"), &n);
@@ -800,26 +976,44 @@ DynTransactGetItems(Jsonb *req)
 	}
 	check_throughput(gets, n, true);
 
-	/* one snapshot for every read: the reads see one consistent state */
+	/*
+	 * one snapshot for every read: the reads see one consistent state.  They
+	 * take no lock, but SERIALIZABLE can refuse one: a conflict, the
+	 * cancellation reason TransactionConflict at that read.
+	 */
+	found = palloc0(sizeof(bool) * n);
+	stored = palloc0(sizeof(DynStoredItem) * n);
+	PG_TRY();
+	{
+		for (i = 0; i < n; i++)
+		{
+			at = i;
+			found[i] = DynStorageGet(tables[i], &keys[i], false, &stored[i]);
+		}
+	}
+	PG_CATCH();
+	{
+		answer_conflict(cxt, gets, n, at);
+	}
+	PG_END_TRY();
+
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(&st, "Responses");
 	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
 	for (i = 0; i < n; i++)
 	{
-		DynStoredItem stored;
-		bool		found = DynStorageGet(tables[i], &keys[i], false, &stored);
 		DynCapacity *c = capacity_for(caps, &ncaps, tables[i], mode, true);
 
-		DynCapacityAddItemRead(c, found ? stored.size : 0, true);
+		DynCapacityAddItemRead(c, found[i] ? stored[i].size : 0, true);
 		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-		if (found)
+		if (found[i])
 		{
 			RqPushKey(&st, "Item");
 			if (projections[i])
 				RqPushJsonb(&st, WJB_VALUE,
-							DynItemToJsonb(DynApplyProjection(projections[i], DynItemFromStored(stored.item))));
+							DynItemToJsonb(DynApplyProjection(projections[i], DynItemFromStored(stored[i].item))));
 			else
-				RqPushJsonb(&st, WJB_VALUE, stored.item);
+				RqPushJsonb(&st, WJB_VALUE, stored[i].item);
 		}
 		pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 	}

@@ -89,7 +89,9 @@ sub step_sql
 	}
 	else
 	{
-		# two keys in key order (every writer locks in the same order: no deadlock).
+		# two keys, in key order or the reverse: TransactWriteItems takes its
+		# items' locks in key order whatever the request's order (api/transact.c),
+		# so the writers never deadlock and no step is cancelled.
 		# A Put and an Update: both always write.  (A Delete of an absent item
 		# writes nothing and takes no lock, so a transaction's other write can
 		# commit after a concurrent insert of that key it never saw: the table,
@@ -98,10 +100,12 @@ sub step_sql
 		my ($lo, $hi) = sort { $a <=> $b } ($k, $k2);
 		my ($pa, $sa) = key_of($lo);
 		my ($pb, $sb) = key_of($hi);
-		($op, $req) = ('TransactWriteItems', { TransactItems => [
+		my @items = (
 			{ Put => { TableName => 'Model', Item => { pk => { S => $pa }, sk => { N => "$sa" }, v => { S => $v } } } },
 			{ Update => { TableName => 'Model', Key => { pk => { S => $pb }, sk => { N => "$sb" } },
-				UpdateExpression => 'SET v = :v', ExpressionAttributeValues => { ':v' => { S => "$v-b" } } } } ] });
+				UpdateExpression => 'SET v = :v', ExpressionAttributeValues => { ':v' => { S => "$v-b" } } } });
+		@items = reverse @items if $i % 2;
+		($op, $req) = ('TransactWriteItems', { TransactItems => \@items });
 		@effects = ([ "$pa/$sa", $v ], [ "$pb/$sb", "$v-b" ]);
 	}
 	$ops{"$phase $s $i"} = \@effects;
