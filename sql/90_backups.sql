@@ -173,6 +173,33 @@ SELECT try('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Musi
 SELECT count(*) FROM dynindex.backups WHERE backup_arn = :'arn2';
 SELECT to_regclass(:'copy2') AS dropped_copy;
 
+-- OnDemandThroughput: a backup records the table's and its GSIs' maximums, a restore
+-- keeps them; OnDemandThroughputOverride replaces the table's (its own messages)
+SELECT dynindex.api('CreateTable', '{"TableName": "Capped", "BillingMode": "PAY_PER_REQUEST",
+  "OnDemandThroughput": {"MaxWriteRequestUnits": 700},
+  "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+  "GlobalSecondaryIndexes": [{"IndexName": "byG", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "KEYS_ONLY"}, "OnDemandThroughput": {"MaxReadRequestUnits": 50, "MaxWriteRequestUnits": 5}}]}')
+  IS NOT NULL AS created;
+SELECT dynindex.api('CreateBackup', '{"TableName": "Capped", "BackupName": "capped"}') #>> '{BackupDetails,BackupArn}' AS carn \gset
+SELECT dynindex.api('DescribeBackup', jsonb_build_object('BackupArn', :'carn'))
+  #> '{BackupDescription,SourceTableFeatureDetails,GlobalSecondaryIndexes,0,OnDemandThroughput}' AS backup_gsi;
+SELECT d -> 'OnDemandThroughput' AS table_max, d #> '{GlobalSecondaryIndexes,0,OnDemandThroughput}' AS gsi_max
+  FROM (SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Capped2', 'BackupArn', :'carn'))
+    -> 'TableDescription' AS d) r;
+SELECT d -> 'OnDemandThroughput' AS table_max, d #> '{GlobalSecondaryIndexes,0,OnDemandThroughput}' AS gsi_max
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName": "Capped2"}') -> 'Table' AS d) r;
+SELECT d -> 'OnDemandThroughput' AS table_max, d #> '{GlobalSecondaryIndexes,0,OnDemandThroughput}' AS gsi_max
+  FROM (SELECT dynindex.api('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Capped3', 'BackupArn', :'carn',
+    'OnDemandThroughputOverride', '{"MaxReadRequestUnits": 9}'::jsonb)) -> 'TableDescription' AS d) r;
+SELECT try('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Capped4', 'BackupArn', :'carn',
+  'OnDemandThroughputOverride', '{"MaxReadRequestUnits": 0}'::jsonb));
+SELECT try('RestoreTableFromBackup', jsonb_build_object('TargetTableName', 'Capped4', 'BackupArn', :'parn',
+  'OnDemandThroughputOverride', '{"MaxReadRequestUnits": 9}'::jsonb));
+SELECT count(dynindex.api('DeleteTable', jsonb_build_object('TableName', t)))
+  FROM unnest(ARRAY['Capped', 'Capped2', 'Capped3']) t;
+
 -- clean up (later suites list tables)
 SELECT count(dynindex.api('DeleteBackup', jsonb_build_object('BackupArn', backup_arn))) FROM dynindex.backups;
 SELECT count(dynindex.api('DeleteTable', jsonb_build_object('TableName', t)))

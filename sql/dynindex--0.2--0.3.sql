@@ -346,6 +346,12 @@ COMMENT ON VIEW dynindex.contributor_insights_top IS
   'The ten most counted keys of each enabled Contributor Insights rule of the tables the caller may describe (the endpoints export them to Prometheus as dynindex_contributor_insights_key_count).';
 REVOKE ALL ON dynindex.contributor_insights_top FROM PUBLIC;
 GRANT SELECT ON dynindex.contributor_insights_top TO dynindex_admin, pg_monitor;
+
+-- A GSI's own OnDemandThroughput (docs/capacity.md "The buckets"): the members
+-- set, each at least 1 (MaxReadRequestUnits / MaxWriteRequestUnits); NULL: no
+-- maximum, the table quota applies.  The table's own maximum stays in
+-- dynindex.tables.options (a database at 0.2 has it too).
+ALTER TABLE dynindex.indexes ADD COLUMN on_demand_throughput jsonb;
 -- == export ==
 -- ExportTableToPointInTime (src/api/exports.c, src/exchange/export.c): one row
 -- per export; export_num is its job's id (dynindex.jobs, src/worker/jobs.c).

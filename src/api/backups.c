@@ -128,7 +128,11 @@ DynBackupsRestoreSchema(RqField *fields)
 	"      jsonb_build_object('Status', 'ENABLED', 'SSEType', coalesce(d #>> '{Options,SSESpecification,SSEType}', 'KMS'), " \
 	"      'KMSMasterKeyArn', d #>> '{Options,SSESpecification,KMSMasterKeyId}')) END)))"
 
-/* The full definition of a table, from the catalog (its row locked FOR SHARE). */
+/*
+ * The full definition of a table, from the catalog (its row locked FOR
+ * SHARE).  A GSI's OnDemandThroughput is read through to_jsonb(i): its
+ * column is new in 0.3, and a database not yet updated has none.
+ */
 static const char *const definition_sql =
 "SELECT jsonb_strip_nulls(jsonb_build_object("
 "  'AttributeDefinitions', t.attribute_definitions, 'KeySchema', t.key_schema, 'BillingMode', t.billing_mode, "
@@ -138,7 +142,8 @@ static const char *const definition_sql =
 "      'Projection', i.projection) ORDER BY i.position) FROM dynindex.indexes i "
 "      WHERE i.table_name = t.table_name AND NOT i.is_global), "
 "  'GlobalSecondaryIndexes', (SELECT jsonb_agg(jsonb_strip_nulls(jsonb_build_object('IndexName', i.index_name, "
-"      'KeySchema', i.key_schema, 'Projection', i.projection, 'ProvisionedThroughput', i.throughput)) ORDER BY i.position) "
+"      'KeySchema', i.key_schema, 'Projection', i.projection, 'ProvisionedThroughput', i.throughput, "
+"      'OnDemandThroughput', to_jsonb(i) -> 'on_demand_throughput')) ORDER BY i.position) "
 "      FROM dynindex.indexes i WHERE i.table_name = t.table_name AND i.is_global), "
 "  'Options', t.options, "
 "  'StreamSpecification', (SELECT jsonb_build_object('StreamEnabled', true, 'StreamViewType', s.view_type) "
@@ -154,7 +159,9 @@ static const char *const definition_sql =
  * records it) with the overrides ($3 billing, $4 throughput, $5 LSIs, $6 GSIs, $7 SSE, $8
  * on-demand throughput).  An empty index list override means no such
  * indexes; attribute definitions no remaining key uses are left out; a
- * PAY_PER_REQUEST table's GSIs lose their provisioned throughput.  Tags,
+ * PAY_PER_REQUEST table's GSIs lose their provisioned throughput, a
+ * PROVISIONED table and the GSIs of its definition their OnDemandThroughput
+ * (the source's members set only: values stored before 0.3 were not checked).  Tags,
  * streams and TTL are not restored (DynamoDB: "You must manually set up
  * ... Tags, Stream settings, Time to Live (TTL) settings" on the restored
  * table).
@@ -176,9 +183,11 @@ static const char *const restore_request_sql =
 "  'ProvisionedThroughput', CASE WHEN billing = 'PROVISIONED' THEN coalesce($4, d->'ProvisionedThroughput') END, "
 "  'LocalSecondaryIndexes', lsis, "
 "  'GlobalSecondaryIndexes', (SELECT jsonb_agg(CASE WHEN billing = 'PAY_PER_REQUEST' THEN g - 'ProvisionedThroughput' "
-"      ELSE g END) FROM jsonb_array_elements(gsis) g), "
+"      WHEN $6 IS NULL THEN g - 'OnDemandThroughput' ELSE g END) FROM jsonb_array_elements(gsis) g), "
 "  'SSESpecification', coalesce($7, d #> '{Options,SSESpecification}'), "
-"  'OnDemandThroughput', coalesce($8, d #> '{Options,OnDemandThroughput}'), "
+"  'OnDemandThroughput', coalesce($8, CASE WHEN billing = 'PAY_PER_REQUEST' THEN "
+"      (SELECT jsonb_object_agg(o.key, o.value) FROM jsonb_each(d #> '{Options,OnDemandThroughput}') o "
+"        WHERE jsonb_typeof(o.value) = 'number' AND o.value::numeric >= 1) END), "
 "  'TableClass', d #> '{Options,TableClass}')) "
 "FROM p";
 

@@ -15,13 +15,23 @@
 #define MAX_PROJECTED_ATTRIBUTES 100	/* NonKeyAttributes over all indexes */
 #define MAX_GSIS 20
 
-/* A provisioned-throughput change UpdateTable is making (its response shows it under way). */
+/* The throughput changes UpdateTable is making, as its response shows them. */
 typedef struct ThroughputChange
 {
+	bool		capacity;		/* a provisioned-throughput change, under way: */
 	int64		old_rcu;		/* the values in force until the change completes */
 	int64		old_wcu;
 	bool		decrease;		/* counted in NumberOfDecreasesToday once done */
+	Jsonb	   *on_demand;		/* OnDemandThroughput merged, a removed member as -1; NULL: as stored */
 } ThroughputChange;
+
+/* Where an OnDemandThroughput is checked (DynamoDB's rules and messages differ). */
+typedef enum DynOnDemandUse
+{
+	DYN_OD_CREATE,				/* CreateTable, ImportTable, a GSI's Create: each member at least 1 */
+	DYN_OD_UPDATE,				/* UpdateTable, a GSI's Update: at least 1, or -1 (no maximum) */
+	DYN_OD_RESTORE				/* a restore's OnDemandThroughputOverride */
+} DynOnDemandUse;
 
 /* tables_validate.c: request shapes */
 extern const RqField DynCreateTableFields[];
@@ -36,6 +46,7 @@ extern void DynTablesCheckProjection(JsonbValue *proj);
 extern void DynTablesCheckGsiKeySchema(JsonbValue *keys, int n);
 extern void DynTablesCheckCreate(Jsonb *req);
 extern DynStreamView DynTablesCheckStreamSpecification(JsonbValue *spec, bool create);
+extern void DynTablesCheckOnDemand(JsonbValue *odt, const char *index, bool provisioned, DynOnDemandUse use);
 
 /* tables_describe.c */
 extern void DynTablesPushInt(JsonbParseState **st, const char *key, int64 v);
@@ -49,6 +60,7 @@ extern Jsonb *DynTablesWrap(const char *wrapper, Jsonb *desc);
 /* tables_create.c */
 extern Jsonb *DynTablesValueJsonb(JsonbValue *v);
 extern void DynTablesCreateIndex(const char *table, int64 num, int position, bool global, JsonbValue *def);
+extern Jsonb *DynTablesOnDemandMerge(Jsonb *current, JsonbValue *request, bool show_removed);
 
 /* tables_replicas.c */
 extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates);

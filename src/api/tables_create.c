@@ -49,15 +49,58 @@ DynTablesValueJsonb(JsonbValue *v)
 	return JsonbValueToJsonb(v);
 }
 
+/*
+ * An OnDemandThroughput merged member by member, as DynamoDB's UpdateTable
+ * merges it: the members of current (NULL: none) with those of request over
+ * them, where -1 removes its member (show_removed: keeps it as -1, as
+ * UpdateTable's response shows it).  Only members of at least 1 are kept;
+ * NULL when none is left.  With current NULL: request as stored.
+ */
+Jsonb *
+DynTablesOnDemandMerge(Jsonb *current, JsonbValue *request, bool show_removed)
+{
+	static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits", NULL};
+	JsonbParseState *st = NULL;
+	const char *const *m;
+	bool		any = false;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	for (m = members; *m; m++)
+	{
+		int64		v = current && JB_ROOT_IS_OBJECT(current) ? RqGetInt(&current->root, *m, 0) : 0;
+		JsonbValue *r = request && request->type == jbvBinary ? RqGetJv(request, *m) : NULL;
+
+		if (v < 1)
+			v = 0;				/* none (a value stored before 0.3 may be anything) */
+		if (r && r->type == jbvNumeric)
+			v = RqGetInt(request->val.binary.data, *m, 0);
+		if (v >= 1 || (v == -1 && show_removed))
+		{
+			DynTablesPushInt(&st, *m, v);
+			any = true;
+		}
+	}
+	return any ? JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)) : NULL;
+}
+
 /* Insert one secondary index into the catalog and create its storage. */
 void
 DynTablesCreateIndex(const char *table, int64 num, int position, bool global, JsonbValue *def)
 {
-	Oid			types[8] = {TEXTOID, TEXTOID, INT4OID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, JSONBOID};
-	Datum		args[8];
-	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+	Oid			types[9] = {TEXTOID, TEXTOID, INT4OID, BOOLOID, JSONBOID, JSONBOID, TEXTOID, JSONBOID, JSONBOID};
+	Datum		args[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	char	   *storage = psprintf("%s.t%lld_i%d", DYN_DATA_SCHEMA, (long long) num, position);
 	JsonbValue *tp = RqGetJv(def, "ProvisionedThroughput");
+	/* a GSI's own maximum: its column is new in 0.3 */
+	bool		has_od = DynCatalogHasIndexOnDemand();
+	Jsonb	   *od = global ? DynTablesOnDemandMerge(NULL, RqGetJv(def, "OnDemandThroughput"), false) : NULL;
+
+	if (od && !has_od)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the OnDemandThroughput of a global secondary index needs version 0.3 of the extension in this database"),
+				 errhint("Run ALTER EXTENSION dynindex UPDATE.")));
 
 	args[0] = CStringGetTextDatum(table);
 	args[1] = CStringGetTextDatum(RqGetString(def->val.binary.data, "IndexName"));
@@ -70,9 +113,16 @@ DynTablesCreateIndex(const char *table, int64 num, int position, bool global, Js
 		args[7] = JsonbPGetDatum(DynTablesValueJsonb(tp));
 	else
 		nulls[7] = 'n';
-	if (SPI_execute_with_args("INSERT INTO dynindex.indexes (table_name, index_name, position, is_global, "
+	if (od)
+		args[8] = JsonbPGetDatum(od);
+	else
+		nulls[8] = 'n';
+	if (SPI_execute_with_args(has_od ?
+							  "INSERT INTO dynindex.indexes (table_name, index_name, position, is_global, key_schema, "
+							  "projection, storage, throughput, on_demand_throughput) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)" :
+							  "INSERT INTO dynindex.indexes (table_name, index_name, position, is_global, "
 							  "key_schema, projection, storage, throughput) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-							  8, types, args, nulls, false, 0) != SPI_OK_INSERT)
+							  has_od ? 9 : 8, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record index");
 	/* index entries: encoded index key, base key, projected item */
 	DynStorageCreateIndexTable(storage, global, psprintf("%s.t%lld", DYN_DATA_SCHEMA, (long long) num));
@@ -103,7 +153,7 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 {
 	static const char *const option_names[] = {
 		"SSESpecification", "TableClass",
-		"DeletionProtectionEnabled", "ResourcePolicy", "OnDemandThroughput", "WarmThroughput", NULL
+		"DeletionProtectionEnabled", "ResourcePolicy", "WarmThroughput", NULL
 	};
 	JsonbContainer *r = &req->root;
 	char	   *name;
@@ -119,9 +169,15 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 	int			n;
 	JsonbValue *elems;
 	DynStreamView view;
+	Jsonb	   *on_demand;
 
 	RqValidate(req, DynCreateTableFields);
 	DynTablesCheckCreate(req);
+	/* after the indexes' checks; a restore's override has messages of its own */
+	DynTablesCheckOnDemand(RqGet(r, "OnDemandThroughput"), NULL, !RqStringIs(r, "BillingMode", "PAY_PER_REQUEST"),
+						   restoring ? DYN_OD_RESTORE : DYN_OD_CREATE);
+	/* kept with the members set: {} is accepted and keeps nothing */
+	on_demand = DynTablesOnDemandMerge(NULL, RqGet(r, "OnDemandThroughput"), false);
 	view = DynTablesCheckStreamSpecification(RqGet(r, "StreamSpecification"), true);
 	DynCheckCreateTableTags(RqGet(r, "Tags"));
 	name = RqGetString(r, "TableName");
@@ -157,6 +213,16 @@ DynTableCreate(Jsonb *req, Jsonb *extra_options, bool restoring)
 		nulls[5] = nulls[6] = 'n';
 	args[7] = Int64GetDatum(num);
 	args[8] = JsonbPGetDatum(pick_members(req, option_names));
+	if (on_demand)
+	{
+		JsonbParseState *st = NULL;
+
+		pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+		RqPushKey(&st, "OnDemandThroughput");
+		RqPushJsonb(&st, WJB_VALUE, on_demand);
+		args[8] = DirectFunctionCall2(jsonb_concat, args[8],
+									  JsonbPGetDatum(JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL))));
+	}
 	if (extra_options)
 		args[8] = DirectFunctionCall2(jsonb_concat, args[8], JsonbPGetDatum(extra_options));
 	if (SPI_execute_with_args("INSERT INTO dynindex.tables (table_name, storage, attribute_definitions, "

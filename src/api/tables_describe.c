@@ -94,6 +94,38 @@ push_throughput(JsonbParseState **st, int64 rcu, int64 wcu)
 	push_throughput_history(st, rcu, wcu, NULL, false);
 }
 
+/*
+ * Push OnDemandThroughput as DynamoDB shows it: only the members set (at
+ * least 1; with removed, also those UpdateTable's response shows removed, as
+ * -1), nothing when there is none.
+ */
+static void
+push_on_demand(JsonbParseState **st, JsonbContainer *od, bool removed)
+{
+	static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits", NULL};
+	const char *const *m;
+	bool		any = false;
+
+	if (od == NULL || !JsonContainerIsObject(od))
+		return;
+	for (m = members; *m; m++)
+	{
+		int64		v = RqGetInt(od, *m, 0);
+
+		if (v < 1 && !(removed && v == -1))
+			continue;
+		if (!any)
+		{
+			RqPushKey(st, "OnDemandThroughput");
+			pushJsonbValue(st, WJB_BEGIN_OBJECT, NULL);
+			any = true;
+		}
+		DynTablesPushInt(st, *m, v);
+	}
+	if (any)
+		pushJsonbValue(st, WJB_END_OBJECT, NULL);
+}
+
 /* Seconds since the epoch as DynamoDB's timestamps. */
 double
 DynTablesEpochSeconds(TimestampTz ts)
@@ -133,10 +165,10 @@ DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const Thro
 		RqPushKey(&st, "CreationDateTime");
 		RqPushNumeric(&st, WJB_VALUE, DynTablesEpochSeconds(t->created_at));
 	}
-	push_throughput_history(&st, !provisioned ? 0 : change ? change->old_rcu : t->read_capacity,
-							!provisioned ? 0 : change ? change->old_wcu : t->write_capacity,
+	push_throughput_history(&st, !provisioned ? 0 : change && change->capacity ? change->old_rcu : t->read_capacity,
+							!provisioned ? 0 : change && change->capacity ? change->old_wcu : t->write_capacity,
 							provisioned ? RqGet(&t->options->root, "ThroughputHistory") : NULL,
-							change && change->decrease);
+							change && change->capacity && change->decrease);
 	DynTablesPushInt(&st, "TableSizeBytes", bytes);
 	DynTablesPushInt(&st, "ItemCount", count);
 	DynTablesPushString(&st, "TableArn", DynTableArn(t->name));
@@ -190,6 +222,8 @@ DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const Thro
 									RqGetInt(&idx->throughput->root, "WriteCapacityUnits", 0));
 				else
 					push_throughput(&st, 0, 0);
+				if (!provisioned && idx->on_demand)
+					push_on_demand(&st, &idx->on_demand->root, false);
 			}
 			DynTablesPushInt(&st, "IndexSizeBytes", ibytes);
 			DynTablesPushInt(&st, "ItemCount", icount);
@@ -229,6 +263,11 @@ DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const Thro
 	}
 	RqPushKey(&st, "DeletionProtectionEnabled");
 	RqPushBool(&st, WJB_VALUE, RqGetBool(&t->options->root, "DeletionProtectionEnabled", false));
+	/* an on-demand table's maximum (UpdateTable's response: as merged, removed members as -1) */
+	if (!provisioned && change && change->on_demand)
+		push_on_demand(&st, &change->on_demand->root, true);
+	else if (!provisioned && (opt = RqGet(&t->options->root, "OnDemandThroughput")) != NULL && opt->type == jbvBinary)
+		push_on_demand(&st, opt->val.binary.data, false);
 	/* a global table (docs/global-tables.md): its other regions, never this one */
 	{
 		List	   *replicas = DynReplicationReplicas(t);

@@ -167,6 +167,8 @@ update_table_create_gsi(DynTable *t, JsonbContainer *r, JsonbValue *create)
 		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
 	if (strcmp(t->billing_mode, "PROVISIONED") == 0 && RqGetJv(create, "ProvisionedThroughput") == NULL)
 		DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s", name);
+	DynTablesCheckOnDemand(RqGetJv(create, "OnDemandThroughput"), name, strcmp(t->billing_mode, "PROVISIONED") == 0,
+						   DYN_OD_CREATE);
 
 	store_used_definitions(t, defs, ndefs, ik, nik, NULL);
 	{
@@ -214,6 +216,68 @@ update_table_delete_gsi(DynTable *t, JsonbContainer *r, const char *name)
 							  2, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete the index's counters");
 	DynStorageDropTable(idx->storage);
+}
+
+/* The table's OnDemandThroughput as stored in its options, or NULL. */
+static Jsonb *
+stored_on_demand(DynTable *t)
+{
+	JsonbValue *v = RqGet(&t->options->root, "OnDemandThroughput");
+
+	return v && v->type == jbvBinary ? JsonbValueToJsonb(v) : NULL;
+}
+
+/* Store the table's OnDemandThroughput (NULL: no maximum, the member leaves its options). */
+static void
+store_table_on_demand(DynTable *t, Jsonb *od)
+{
+	Oid			types[2] = {TEXTOID, JSONBOID};
+	Datum		args[2] = {CStringGetTextDatum(t->name), od ? JsonbPGetDatum(od) : (Datum) 0};
+	char		nulls[3] = {' ', od ? ' ' : 'n', '\0'};
+
+	if (SPI_execute_with_args("UPDATE dynindex.tables SET options = CASE WHEN $2 IS NULL THEN options - 'OnDemandThroughput' "
+							  "ELSE options || jsonb_build_object('OnDemandThroughput', $2) END WHERE table_name = $1",
+							  2, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the table's OnDemandThroughput");
+}
+
+/* Store a GSI's OnDemandThroughput (NULL: no maximum). */
+static void
+store_index_on_demand(DynTable *t, const char *index, Jsonb *od)
+{
+	Oid			types[3] = {TEXTOID, TEXTOID, JSONBOID};
+	Datum		args[3] = {CStringGetTextDatum(t->name), CStringGetTextDatum(index), od ? JsonbPGetDatum(od) : (Datum) 0};
+	char		nulls[4] = {' ', ' ', od ? ' ' : 'n', '\0'};
+
+	if (!DynCatalogHasIndexOnDemand())
+	{
+		if (od == NULL)
+			return;				/* before 0.3 no GSI has a maximum */
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the OnDemandThroughput of a global secondary index needs version 0.3 of the extension in this database"),
+				 errhint("Run ALTER EXTENSION dynindex UPDATE.")));
+	}
+	if (SPI_execute_with_args("UPDATE dynindex.indexes SET on_demand_throughput = $3 WHERE table_name = $1 AND index_name = $2",
+							  3, types, args, nulls, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update the index's OnDemandThroughput");
+}
+
+/*
+ * The table turns PROVISIONED: its and its GSIs' OnDemandThroughput are
+ * dropped, as DynamoDB drops them (they do not come back with
+ * PAY_PER_REQUEST; docs/capacity.md).
+ */
+static void
+drop_on_demand(DynTable *t)
+{
+	int			i;
+
+	if (stored_on_demand(t))
+		store_table_on_demand(t, NULL);
+	for (i = 0; i < t->nindexes; i++)
+		if (t->indexes[i].on_demand)
+			store_index_on_demand(t, t->indexes[i].name, NULL);
 }
 
 /* Merge a member of the request into the table's options. */
@@ -301,12 +365,12 @@ DynUpdateTable(Jsonb *req)
 	bool		index_change = false;
 	JsonbValue *stream;
 	DynStreamView view;
-	bool		throughput_change = false;
 	ThroughputChange change = {0};
 	static const char *const simple_options[] = {
-		"SSESpecification", "TableClass", "DeletionProtectionEnabled",
-		"OnDemandThroughput", "WarmThroughput", NULL
+		"SSESpecification", "TableClass", "DeletionProtectionEnabled", "WarmThroughput", NULL
 	};
+	JsonbValue *odt = RqGet(r, "OnDemandThroughput");
+	bool		to_provisioned;
 	const char *const *opt;
 
 	RqValidate(req, DynUpdateTableFields);
@@ -373,6 +437,9 @@ DynUpdateTable(Jsonb *req)
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	/* the billing mode the table ends with: OnDemandThroughput only for PAY_PER_REQUEST */
+	to_provisioned = strcmp(billing ? billing : t->billing_mode, "PROVISIONED") == 0;
+	DynTablesCheckOnDemand(odt, NULL, to_provisioned, DYN_OD_UPDATE);
 	if (pt && strcmp(t->billing_mode, "PROVISIONED") == 0)
 	{
 		int64		rcu = RqGetInt(pt->val.binary.data, "ReadCapacityUnits", 0);
@@ -384,10 +451,10 @@ DynUpdateTable(Jsonb *req)
 							   "Current WriteCapacityUnits provisioned for the table: " INT64_FORMAT ". Requested WriteCapacityUnits: " INT64_FORMAT ". "
 							   "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.",
 							   t->read_capacity, rcu, t->write_capacity, wcu);
+		change.capacity = true;
 		change.old_rcu = t->read_capacity;
 		change.old_wcu = t->write_capacity;
 		change.decrease = rcu < t->read_capacity || wcu < t->write_capacity;
-		throughput_change = true;
 		record_throughput_change(t, rcu > t->read_capacity || wcu > t->write_capacity, change.decrease);
 	}
 	if (online > 1)
@@ -422,9 +489,14 @@ DynUpdateTable(Jsonb *req)
 			char	   *name = RqGetString(v->val.binary.data, "IndexName");
 			DynIndex   *idx = find_index(t, name);
 			JsonbValue *ipt = RqGetJv(v, "ProvisionedThroughput");
+			JsonbValue *iodt = RqGetJv(v, "OnDemandThroughput");
 
 			if (idx == NULL || !idx->is_global)
 				DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Requested index %s not found", name);
+			/* the GSI's maximum merges as the table's does */
+			DynTablesCheckOnDemand(iodt, name, to_provisioned, DYN_OD_UPDATE);
+			if (iodt)
+				store_index_on_demand(t, name, DynTablesOnDemandMerge(idx->on_demand, iodt, false));
 			if (ipt && idx->throughput && strcmp(t->billing_mode, "PROVISIONED") == 0)
 			{
 				int64		cur_r = RqGetInt(&idx->throughput->root, "ReadCapacityUnits", 0);
@@ -471,6 +543,20 @@ DynUpdateTable(Jsonb *req)
 								  4, types, args, nulls, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not update billing");
 	}
+	/*
+	 * OnDemandThroughput merges member by member, -1 removing a member; the
+	 * response shows the merge with the removed members as -1 (DynamoDB's
+	 * answer; DescribeTable leaves them out).  Turning PROVISIONED drops it.
+	 */
+	if (odt)
+	{
+		Jsonb	   *stored = stored_on_demand(t);
+
+		change.on_demand = DynTablesOnDemandMerge(stored, odt, true);
+		store_table_on_demand(t, DynTablesOnDemandMerge(stored, odt, false));
+	}
+	else if (to_provisioned && strcmp(t->billing_mode, "PAY_PER_REQUEST") == 0)
+		drop_on_demand(t);
 	for (opt = simple_options; *opt; opt++)
 		update_option(t, r, *opt);
 	if (stream && view != DYN_STREAM_NONE)
@@ -496,5 +582,5 @@ DynUpdateTable(Jsonb *req)
 	if (index_change)
 		DynGsiWakeAtCommit();
 	/* the response shows the throughput in force until the change completes */
-	return DynTablesWrap("TableDescription", DynTablesDescribeAs(t, "UPDATING", false, throughput_change ? &change : NULL));
+	return DynTablesWrap("TableDescription", DynTablesDescribeAs(t, "UPDATING", false, &change));
 }

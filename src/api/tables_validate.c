@@ -497,6 +497,7 @@ DynTablesCheckCreate(Jsonb *req)
 				DynValidationError("One or more parameter values were invalid: ProvisionedThroughput should not be specified for index: %s when BillingMode is PAY_PER_REQUEST", name);
 			if (!ppr && RqGetJv(&gsis[i], "ProvisionedThroughput") == NULL)
 				DynValidationError("One or more parameter values were invalid: ProvisionedThroughput must be specified for index: %s", name);
+			DynTablesCheckOnDemand(RqGetJv(&gsis[i], "OnDemandThroughput"), name, !ppr, DYN_OD_CREATE);
 			for (j = 0; j < nlsi; j++)
 				if (strcmp(name, RqGetString(lsis[j].val.binary.data, "IndexName")) == 0)
 					DynValidationError("One or more parameter values were invalid: Duplicate index name: %s", name);
@@ -549,4 +550,52 @@ DynTablesCheckStreamSpecification(JsonbValue *spec, bool create)
 		DynValidationError(create ? "One or more parameter values were invalid: Table is being created with a stream disabled, UpdateViewType should not be specified" :
 						   "One or more parameter values were invalid: If stream is being disabled, then UpdateViewType must not be specified");
 	return enabled ? DynStreamViewFromName(view) : DYN_STREAM_NONE;
+}
+
+/*
+ * Check an OnDemandThroughput (of the table, or of GSI index): none on a
+ * PROVISIONED table (the message names its first member), and each member at
+ * least 1 or, on UpdateTable, -1 ("no maximum", which removes the member).
+ * DynamoDB's messages (docs/errors.md "Tables"): CreateTable's and
+ * ImportTable's billing message says "table BillingMode" and ends with a
+ * period, UpdateTable's says "the table BillingMode" and does not; the range
+ * message names the index as "index : <name>"; a restore's override has
+ * messages of its own.
+ */
+void
+DynTablesCheckOnDemand(JsonbValue *odt, const char *index, bool provisioned, DynOnDemandUse use)
+{
+	static const char *const members[] = {"MaxReadRequestUnits", "MaxWriteRequestUnits", NULL};
+	const char *const *m;
+	bool		restore = use == DYN_OD_RESTORE && index == NULL;
+	bool		update = use == DYN_OD_UPDATE;
+
+	if (odt == NULL || odt->type != jbvBinary)
+		return;
+	for (m = members; provisioned && *m; m++)
+	{
+		JsonbValue *v = RqGetJv(odt, *m);
+
+		if (v == NULL || v->type == jbvNull)
+			continue;
+		if (restore)
+			DynValidationError("Invalid Request: Cannot override %s for OnDemandThroughput unless BillingModeOverride is PAY_PER_REQUEST", *m);
+		DynValidationError("One or more parameter values were invalid: %s for OnDemandThroughput%s cannot be specified when %stable BillingMode is PROVISIONED%s",
+						   *m, index ? psprintf(" for index: %s", index) : "", update ? "the " : "", update ? "" : ".");
+	}
+	for (m = members; *m; m++)
+	{
+		JsonbValue *v = RqGetJv(odt, *m);
+		int64		n;
+
+		if (v == NULL || v->type != jbvNumeric)
+			continue;
+		n = RqGetInt(odt->val.binary.data, *m, 0);
+		if (n >= 1 || (n == -1 && update))
+			continue;
+		if (restore)
+			DynValidationError("Invalid Request: Requested %s for OnDemandThroughput is outside of valid range", *m);
+		DynValidationError("One or more parameter values were invalid: Requested %s for OnDemandThroughput for %s is outside of valid range",
+						   *m, index ? psprintf("index : %s", index) : "table");
+	}
 }

@@ -8,9 +8,10 @@
  *   the provisioned ReadCapacityUnits / WriteCapacityUnits, holding up to 300
  *   seconds of unused capacity (DynamoDB's burst capacity).  LSIs consume the
  *   table's capacity.
- * - On-demand tables and GSIs: OnDemandThroughput's MaxReadRequestUnits /
- *   MaxWriteRequestUnits when set, else the table quota DescribeLimits
- *   reports (40,000 per second), with one second of burst.
+ * - On-demand tables and GSIs: their own OnDemandThroughput's
+ *   MaxReadRequestUnits / MaxWriteRequestUnits when set (a GSI's is its own,
+ *   not the table's), else the table quota DescribeLimits reports (40,000 per
+ *   second), with one second of burst.
  * - A request is admitted while its bucket is not empty, reserving one unit
  *   in the same atomic step, and charged the rest of what it consumed once
  *   done (reads are known only after the read), which may drive the bucket
@@ -64,18 +65,30 @@ json_int(Jsonb *obj, const char *member, int64 dflt)
 	return RqGetInt(&obj->root, member, dflt);
 }
 
-/* The on-demand maximum of the table (MaxRead/WriteRequestUnits), or 0 when none is set. */
+/*
+ * The on-demand maximum (MaxRead/WriteRequestUnits) of the table (index -1,
+ * kept in its options) or of its GSI index (its catalog row), or 0 when none
+ * is set.
+ */
 static double
-on_demand_max(DynTable *t, bool is_read)
+on_demand_max(DynTable *t, int index, bool is_read)
 {
-	JsonbValue *od;
-	int64		v;
+	JsonbContainer *od = NULL;
+	JsonbValue *v;
+	int64		n;
 
-	if (t->options == NULL || !JB_ROOT_IS_OBJECT(t->options) ||
-		(od = RqGet(&t->options->root, "OnDemandThroughput")) == NULL || od->type != jbvBinary)
+	if (index >= 0)
+	{
+		if (t->indexes[index].on_demand && JB_ROOT_IS_OBJECT(t->indexes[index].on_demand))
+			od = &t->indexes[index].on_demand->root;
+	}
+	else if (t->options && JB_ROOT_IS_OBJECT(t->options) &&
+			 (v = RqGet(&t->options->root, "OnDemandThroughput")) != NULL && v->type == jbvBinary)
+		od = v->val.binary.data;
+	if (od == NULL)
 		return 0;
-	v = RqGetInt(od->val.binary.data, is_read ? "MaxReadRequestUnits" : "MaxWriteRequestUnits", 0);
-	return v > 0 ? (double) v : 0;
+	n = RqGetInt(od, is_read ? "MaxReadRequestUnits" : "MaxWriteRequestUnits", 0);
+	return n > 0 ? (double) n : 0;
 }
 
 /*
@@ -98,7 +111,7 @@ rate_of(DynTable *t, int index, bool is_read, double *rate, double *burst, bool 
 		return;
 	}
 	*burst = ON_DEMAND_BURST;
-	*rate = index < 0 ? on_demand_max(t, is_read) : 0;
+	*rate = on_demand_max(t, index, is_read);
 	*max_set = *rate > 0;
 	if (*rate <= 0)
 		*rate = TABLE_MAX_UNITS;

@@ -322,6 +322,20 @@ DynCatalogHasPitr(void)
 }
 
 /*
+ * Does dynindex.indexes have the on_demand_throughput column (a GSI's own
+ * OnDemandThroughput, version 0.3)?  Not before ALTER EXTENSION dynindex
+ * UPDATE in a database created at 0.1 or 0.2, where GSIs have no maximum.
+ */
+bool
+DynCatalogHasIndexOnDemand(void)
+{
+	Oid			nsp = get_namespace_oid("dynindex", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("indexes", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, "on_demand_throughput") != InvalidAttrNumber;
+}
+
+/*
  * Read a table's point-in-time recovery from dynindex.pitr: in the active
  * snapshot, or (latest) in a new one.  Off in a database before 0.3.
  */
@@ -416,9 +430,11 @@ load_table_in_snapshot(const char *name)
 	}
 	MemoryContextSwitchTo(old);
 
-	ret = SPI_execute_with_args("SELECT index_name, is_global, key_schema, projection, status, "
-								"backfilling, storage, throughput FROM dynindex.indexes "
-								"WHERE table_name = $1 ORDER BY position",
+	/* a GSI's own maximum: none before the 0.3 catalog */
+	ret = SPI_execute_with_args(psprintf("SELECT index_name, is_global, key_schema, projection, status, "
+										 "backfilling, storage, throughput, %s FROM dynindex.indexes "
+										 "WHERE table_name = $1 ORDER BY position",
+										 DynCatalogHasIndexOnDemand() ? "on_demand_throughput" : "NULL::jsonb"),
 								1, argtypes, args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "catalog lookup failed");
@@ -441,6 +457,8 @@ load_table_in_snapshot(const char *name)
 		idx->storage = TextDatumGetCString(SPI_getbinval(tup, desc, 7, &isnull));
 		d = SPI_getbinval(tup, desc, 8, &isnull);
 		idx->throughput = isnull ? NULL : copy_jsonb(d);
+		d = SPI_getbinval(tup, desc, 9, &isnull);
+		idx->on_demand = isnull ? NULL : copy_jsonb(d);
 		load_index_keys(idx, t->attribute_definitions);
 		load_index_projection(idx);
 	}

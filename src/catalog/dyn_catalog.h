@@ -49,6 +49,7 @@ typedef struct DynIndex
 	Jsonb	   *key_schema;		/* as given */
 	Jsonb	   *projection_json;	/* as given */
 	Jsonb	   *throughput;		/* ProvisionedThroughput as given, or NULL */
+	Jsonb	   *on_demand;		/* a GSI's OnDemandThroughput (the members set), or NULL */
 	/* cached plans (storage.c) */
 	SPIPlanPtr	plans[8];
 } DynIndex;
@@ -133,6 +134,8 @@ extern bool DynCatalogHasStreams(void);
 extern void DynCatalogReadStream(int64 table_num, bool latest, DynStreamInfo *out);
 /* Does the database have the point-in-time recovery catalog (dynindex.pitr, version 0.3)? */
 extern bool DynCatalogHasPitr(void);
+/* Does dynindex.indexes have the on_demand_throughput column (a GSI's own maximum, version 0.3)? */
+extern bool DynCatalogHasIndexOnDemand(void);
 /* Read a table's point-in-time recovery from dynindex.pitr (latest: in a new snapshot), bypassing the cache. */
 extern void DynCatalogReadPitr(int64 table_num, bool latest, DynPitrInfo *out);
 /* "KEYS_ONLY", ... for a view type (NULL for none), and back (DYN_STREAM_NONE if unknown). */

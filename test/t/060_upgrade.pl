@@ -286,6 +286,11 @@ is($node->safe_psql('mid', q{SELECT dynindex.wait_for_indexes('Orders', '60 seco
 	'0.2: GSI caught up');
 my $mid_backup = api('mid', 'CreateBackup', { TableName => 'Orders', BackupName => 'at-0.2' })->{BackupDetails}{BackupArn};
 ok($mid_backup, '0.2: a backup');
+# a GSI's own OnDemandThroughput needs the 0.3 catalog (the table's does not)
+like(api_error('mid', 'UpdateTable', { TableName => 'Orders', GlobalSecondaryIndexUpdates => [ { Update => {
+	IndexName => 'byCust', OnDemandThroughput => { MaxReadRequestUnits => 10 } } } ] }),
+	qr/the OnDemandThroughput of a global secondary index needs version 0\.3 of the extension in this database.*HINT:  Run ALTER EXTENSION dynindex UPDATE\./s,
+	'0.2 schema, 0.3 library: a GSI maximum asks for ALTER EXTENSION dynindex UPDATE');
 
 $node->safe_psql('mid', 'ALTER EXTENSION dynindex UPDATE');
 is($node->safe_psql('mid', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
@@ -309,6 +314,24 @@ api('mid', 'DeleteTable', { TableName => 'OrdersAt02' });
 # items; Counters has a stream).  One entry per feature, as @FEATURES above.
 # ---------------------------------------------------------------------------
 my @FEATURES_03 = (
+	[ 'on-demand maxima of a table and of its GSI' => sub {
+		my $db = shift;
+		api($db, 'UpdateTable', { TableName => 'Orders', OnDemandThroughput => { MaxReadRequestUnits => 900, MaxWriteRequestUnits => 800 },
+			GlobalSecondaryIndexUpdates => [ { Update => { IndexName => 'byCust', OnDemandThroughput => { MaxWriteRequestUnits => 70 } } } ] });
+		api($db, 'UpdateTable', { TableName => 'Orders', OnDemandThroughput => { MaxWriteRequestUnits => -1 },
+			GlobalSecondaryIndexUpdates => [ { Update => { IndexName => 'byCust', OnDemandThroughput => { MaxReadRequestUnits => 60 } } } ] });
+		my $d = api($db, 'DescribeTable', { TableName => 'Orders' })->{Table};
+		is_deeply($d->{OnDemandThroughput}, { MaxReadRequestUnits => 900 }, "the table's maximum, merged, a member removed");
+		is_deeply($d->{GlobalSecondaryIndexes}[0]{OnDemandThroughput}, { MaxReadRequestUnits => 60, MaxWriteRequestUnits => 70 },
+			"the maximum of a GSI created before the update, merged");
+		is($node->safe_psql($db, q{SELECT read_rate || ' ' || write_rate FROM dynindex.throughput_buckets('Orders') WHERE index_name = 'byCust'}),
+			'60 70', "the GSI's buckets refill at its maximum");
+		api($db, 'UpdateTable', { TableName => 'Orders', OnDemandThroughput => { MaxReadRequestUnits => -1 },
+			GlobalSecondaryIndexUpdates => [ { Update => { IndexName => 'byCust',
+				OnDemandThroughput => { MaxReadRequestUnits => -1, MaxWriteRequestUnits => -1 } } } ] });
+		$d = api($db, 'DescribeTable', { TableName => 'Orders' })->{Table};
+		ok(!exists $d->{OnDemandThroughput} && !exists $d->{GlobalSecondaryIndexes}[0]{OnDemandThroughput}, 'all maxima removed');
+	} ],
 	[ 'point-in-time recovery' => sub {
 		my $db = shift;
 		my $d = api($db, 'UpdateContinuousBackups', { TableName => 'Orders',
