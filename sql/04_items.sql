@@ -128,6 +128,10 @@ SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'items', 'Item',
   jsonb_build_object('pk', '{"S": "long"}'::jsonb, 'sk', '{"N": "1"}'::jsonb, 'm', jsonb_build_object('M', jsonb_build_object(repeat('x', 65536), '{"N": "1"}'::jsonb)))));
 SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
   'AttributesToGet', jsonb_build_array(repeat('x', 65536))));
+-- an AttributesToGet name that is null (a member constraint) or no string (SerializationException)
+SELECT dynindex.api('GetItem', '{"TableName": "items", "Key": {"pk": {"S": "long"}, "sk": {"N": "1"}}, "AttributesToGet": [null, "x"]}');
+SELECT dynindex.api('GetItem', '{"TableName": "items", "Key": {"pk": {"S": "long"}, "sk": {"N": "1"}}, "AttributesToGet": ["x", 1]}');
+SELECT dynindex.api('GetItem', '{"TableName": "items", "Key": {"pk": {"S": "long"}, "sk": {"N": "1"}}, "AttributesToGet": [["x"]]}');
 SELECT dynindex.api('GetItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,
   'ProjectionExpression', '#n', 'ExpressionAttributeNames', jsonb_build_object('#n', repeat('x', 65536))));
 SELECT dynindex.api('UpdateItem', jsonb_build_object('TableName', 'items', 'Key', '{"pk": {"S": "long"}, "sk": {"N": "1"}}'::jsonb,

@@ -84,6 +84,9 @@ SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {}}}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"N": "1"}}]}}}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"nothere": {"Keys": [{"pk": {"S": "1"}}]}}}');
 SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"S": "1"}}], "ReturnConsumedCapacity": "TOTAL"}}}');
+-- an AttributesToGet name that is null (a member constraint) or no string (SerializationException)
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"S": "k2"}}], "AttributesToGet": ["pk", null]}}}');
+SELECT dynindex.api('BatchGetItem', '{"RequestItems": {"batch1": {"Keys": [{"pk": {"S": "k2"}}], "AttributesToGet": [false]}}}');
 
 SELECT dynindex.api('DeleteTable', '{"TableName": "batch1"}') IS NOT NULL AS deleted;
 SELECT dynindex.api('DeleteTable', '{"TableName": "batch2"}') IS NOT NULL AS deleted;

@@ -35,4 +35,16 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "proj_t", "AttributeDefinition
 SELECT dynindex.api('UpdateTable', '{"TableName": "proj_t", "AttributeDefinitions": [{"AttributeName": "h", "AttributeType": "S"}],
   "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "idx2", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
     "Projection": {"ProjectionType": "KEYS_ONLY", "NonKeyAttributes": ["q"]}}}]}');
+-- a null name is refused (it was stored, then read as a name); a name that is no string is a SerializationException
+SELECT proj_ct('{"ProjectionType": "INCLUDE", "NonKeyAttributes": [null, "a"]}');
+SELECT proj_ct('{"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", null]}', true);
+SELECT proj_ct('{"ProjectionType": "INCLUDE", "NonKeyAttributes": ["a", 2]}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "proj_t", "AttributeDefinitions": [{"AttributeName": "h", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "idx2", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": [null, "q"]}}}]}');
+SELECT dynindex.api('UpdateTable', '{"TableName": "proj_t", "AttributeDefinitions": [{"AttributeName": "h", "AttributeType": "S"}],
+  "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "idx2", "KeySchema": [{"AttributeName": "h", "KeyType": "HASH"}],
+    "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["q", {}]}}}]}');
+-- the table keeps its one index
+SELECT jsonb_array_length(dynindex.api('DescribeTable', '{"TableName": "proj_t"}')->'Table'->'GlobalSecondaryIndexes') AS gsis;
 SELECT dynindex.api('DeleteTable', '{"TableName": "proj_t"}')->'TableDescription'->>'TableStatus' AS deleted;

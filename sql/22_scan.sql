@@ -102,6 +102,11 @@ SELECT try_api('Scan', '{"TableName":"sc_t","ExclusiveStartKey":{"p":{"S":""},"c
 SELECT try_api('Scan', '{"TableName":"sc_t","Select":"SPECIFIC_ATTRIBUTES"}');
 SELECT try_api('Scan', '{"TableName":"sc_t","Select":"ALL_PROJECTED_ATTRIBUTES"}');
 SELECT try_api('Scan', '{"TableName":"sc_t","Select":"COUNT","AttributesToGet":["w"]}');
+-- an AttributesToGet name that is null (a member constraint) or no string (SerializationException)
+SELECT try_api('Scan', '{"TableName":"sc_t","AttributesToGet":[null]}');
+SELECT try_api('Scan', '{"TableName":"sc_t","AttributesToGet":["w",{}]}');
+SELECT try_api('Query', '{"TableName":"sc_t","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"p1"}]}},"AttributesToGet":["w",null]}');
+SELECT try_api('Query', '{"TableName":"sc_t","KeyConditions":{"p":{"ComparisonOperator":"EQ","AttributeValueList":[{"S":"p1"}]}},"AttributesToGet":[7]}');
 SELECT try_api('Scan', '{"TableName":"sc_t","IndexName":"nope"}');
 SELECT try_api('Scan', '{"TableName":"nope"}');
 SELECT try_api('Scan', '{"TableName":"sc_t","FilterExpression":"v = :v"}');

@@ -75,6 +75,9 @@ SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/') - 'TableCreationParam
 SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'DYNAMODB_JSON', '{"InputCompressionType": "BZIP2"}'));
 SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'CSV', '{"InputFormatOptions": {"Csv": {"Delimiter": ",,"}}}'));
 SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'CSV', '{"InputFormatOptions": {"Csv": {"HeaderList": []}}}'));
+-- a HeaderList name that is null (a member constraint) or no string (SerializationException)
+SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'CSV', '{"InputFormatOptions": {"Csv": {"HeaderList": ["pk", null]}}}'));
+SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'CSV', '{"InputFormatOptions": {"Csv": {"HeaderList": [1]}}}'));
 SELECT imp_try('ImportTable', imp_req('Tab', 'json/data/', 'DYNAMODB_JSON', '{"S3BucketSource": {"S3KeyPrefix": "x"}}'));
 SELECT imp_try('ImportTable', imp_req('x', 'json/data/'));
 SELECT imp_try('ImportTable', jsonb_set(imp_req('Tab1', 'json/data/'), '{TableCreationParameters,KeySchema}', '[]'));

@@ -28,7 +28,7 @@ static const RqField key_map_elem = {.type = RQ_MAP,.elem = &attrvalue_elem};
 static const RqField keys_and_attributes_fields[] = {
 	{.name = "Keys",.type = RQ_LIST,.elem = &key_map_elem,.notnull = true,.minlen = 1,.maxlen = 100,
 	.newform = RQ_NEWFORM_MIN | RQ_NEWFORM_MAX},
-	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &RqAttributeNameElem,.minlen = 1},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
 	{.name = "ProjectionExpression",.type = RQ_STRING},
 	{.name = "ExpressionAttributeNames",.type = RQ_MAP,.elem = &string_elem},

@@ -46,7 +46,8 @@ static const RqField s3_source_fields[] = {
 	{0}
 };
 
-static const RqField header_elem = {.type = RQ_STRING,.minlen = 1,.maxlen = 65536};
+/* a null column name is refused here: the import job reads names only (exchange/import.c) */
+static const RqField header_elem = {.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 65536};
 
 static const RqField csv_fields[] = {
 	{.name = "Delimiter",.type = RQ_STRING,.minlen = 1,.maxlen = 1},

@@ -59,7 +59,7 @@ static const RqField put_item_fields[] = {
 static const RqField get_item_fields[] = {
 	TABLE_NAME_FIELD,
 	{.name = "Key",.type = RQ_MAP,.elem = &attrvalue_list_elem,.notnull = true},
-	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &RqAttributeNameElem,.minlen = 1},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
 	CAPACITY_FIELD,
 	{.name = "ProjectionExpression",.type = RQ_STRING},

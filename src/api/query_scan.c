@@ -70,7 +70,7 @@ static const RqField query_fields[] = {
 	{.name = "QueryFilter",.type = RQ_MAP,.elem = &condition_elem},
 	TABLE_NAME_FIELD,
 	{.name = "ConditionalOperator",.type = RQ_STRING,.enumvals = conditional_operator_enum},
-	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 255},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &RqAttributeNameElem,.minlen = 1,.maxlen = 255},
 	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1,.newform = RQ_NEWFORM_MIN},	/* Scan's: older form */
 	{.name = "KeyConditions",.type = RQ_MAP,.elem = &condition_elem},
 	{.name = "ExclusiveStartKey",.type = RQ_MAP,.elem = &attrvalue_elem},
@@ -94,7 +94,7 @@ static const RqField scan_fields[] = {
 	{.name = "ScanFilter",.type = RQ_MAP,.elem = &condition_elem},
 	{.name = "Segment",.type = RQ_INTEGER,.hasmin = true,.minval = 0,.hasmax = true,.maxval = 999999},
 	{.name = "Limit",.type = RQ_INTEGER,.hasmin = true,.minval = 1},
-	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &string_elem,.minlen = 1,.maxlen = 255},
+	{.name = "AttributesToGet",.type = RQ_LIST,.elem = &RqAttributeNameElem,.minlen = 1,.maxlen = 255},
 	{.name = "ExclusiveStartKey",.type = RQ_MAP,.elem = &attrvalue_elem},
 	{.name = "ConsistentRead",.type = RQ_BOOLEAN},
 	{.name = "FilterExpression",.type = RQ_STRING},

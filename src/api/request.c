@@ -27,6 +27,13 @@ const char *const RqReturnValuesEnum[] = {"ALL_NEW", "UPDATED_OLD", "ALL_OLD", "
 const RqField RqTableNameField = RQ_TABLE_NAME_OR_ARN;
 const RqField RqAttrValueField = {.type = RQ_ATTRVALUE};
 
+/*
+ * Elements of a list of names are never null: a null element fails stage 2
+ * ("Value null at '<list>.N.member' ... Member must not be null"), so that
+ * no reader meets a null where it expects a string (docs/errors.md).
+ */
+const RqField RqAttributeNameElem = {.type = RQ_STRING,.notnull = true};
+
 /* ---------------------------------------------------------------- reading */
 
 /* Boolean member. */

@@ -71,6 +71,8 @@ struct RqField
 /* Common member shapes. */
 extern const RqField RqTableNameField;	/* "TableName": notnull, pattern, 3..255 */
 extern const RqField RqAttrValueField;
+/* An element of AttributesToGet: a string, never null (api/request.c). */
+extern const RqField RqAttributeNameElem;
 extern const char *const RqReturnConsumedCapacityEnum[];
 extern const char *const RqReturnItemCollectionMetricsEnum[];
 extern const char *const RqReturnValuesEnum[];

@@ -22,7 +22,8 @@ static const char *const table_class_enum[] = {"STANDARD", "STANDARD_INFREQUENT_
 static const char *const stream_view_enum[] = {"OLD_IMAGE", "KEYS_ONLY", "NEW_AND_OLD_IMAGES", "NEW_IMAGE", NULL};
 static const char *const sse_type_enum[] = {"AES256", "KMS", NULL};
 
-static const RqField nonkey_elem = {.type = RQ_STRING,.minlen = 1,.maxlen = 255};
+/* a null name is refused here: the catalog's projection holds names only (catalog.c) */
+static const RqField nonkey_elem = {.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 255};
 
 static const RqField attr_def_fields[] = {
 	{.name = "AttributeName",.type = RQ_STRING,.notnull = true,.minlen = 1,.maxlen = 255},

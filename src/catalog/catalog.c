@@ -229,8 +229,15 @@ load_index_projection(DynIndex *idx)
 
 		elems = RqArrayElems(nk, &n);
 		idx->nonkey = palloc(sizeof(char *) * Max(n, 1));
+
+		/*
+		 * Names only: before CreateTable and UpdateTable refused a null
+		 * element (request.c), one could be stored, and a null's value is
+		 * not set by the jsonb iterator.
+		 */
 		for (i = 0; i < n; i++)
-			idx->nonkey[idx->nnonkey++] = pnstrdup(elems[i].val.string.val, elems[i].val.string.len);
+			if (elems[i].type == jbvString)
+				idx->nonkey[idx->nnonkey++] = pnstrdup(elems[i].val.string.val, elems[i].val.string.len);
 	}
 }
 

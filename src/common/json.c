@@ -71,7 +71,10 @@ RqArrayElems(JsonbValue *arr, int *n)
 	it = JsonbIteratorInit(arr->val.binary.data);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		if (tok == WJB_ELEM)
+		{
+			DynJsonClobberNull(&v);
 			elems[count++] = v;
+		}
 	*n = count;
 	return elems;
 }
@@ -99,7 +102,10 @@ RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values)
 		if (tok == WJB_KEY)
 			(*keys)[n] = v;
 		else if (tok == WJB_VALUE)
+		{
+			DynJsonClobberNull(&v);
 			(*values)[n++] = v;
+		}
 	}
 	return n;
 }

@@ -19,4 +19,21 @@ extern JsonbValue *RqArrayElems(JsonbValue *arr, int *n);
 /* Members of an object value: keys[] and values[] (in jsonb order). */
 extern int	RqObjectMembers(JsonbValue *obj, JsonbValue **keys, JsonbValue **values);
 
+/*
+ * The jsonb iterator sets only the type of a null element or member: its
+ * value keeps what the previous one or the stack left there, so a reader that
+ * takes it for a string without looking at the type reads garbage (a fuzzed
+ * CreateTable survived that on PostgreSQL 15 and crashed 18).  Assertion
+ * builds (make test) fill it with a pattern that faults at once on every
+ * major; the readers above and DynJsonArrayElements apply it.
+ */
+static inline void
+DynJsonClobberNull(JsonbValue *v)
+{
+#ifdef USE_ASSERT_CHECKING
+	if (v->type == jbvNull)
+		memset(&v->val, 0x7f, sizeof(v->val));
+#endif
+}
+
 #endif

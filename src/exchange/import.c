@@ -690,7 +690,12 @@ job_settings(ImportJob *job, DynTable *t)
 			job->csv.nheader = n;
 			job->csv.header = palloc(sizeof(char *) * Max(n, 1));
 			for (int i = 0; i < n; i++)
+			{
+				/* ImportTable refuses a null name (api/imports.c); a job stored before that fails */
+				if (elems[i].type != jbvString)
+					elog(ERROR, "import %lld has a HeaderList element that is not a string", (long long) job->id);
 				job->csv.header[i] = pnstrdup(elems[i].val.string.val, elems[i].val.string.len);
+			}
 		}
 	}
 	/* CSV: key attributes (table and indexes) take their defined types */

@@ -5,6 +5,7 @@
 #include "postgres.h"
 
 #include "common/errors.h"
+#include "common/json.h"
 #include "expr/expr_int.h"
 
 /* Raise "Invalid <kind>: <message>" as a ValidationException. */
@@ -246,7 +247,10 @@ DynJsonArrayElements(JsonbValue *jv, JsonbValue **elems)
 		while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
 		{
 			if (tok == WJB_ELEM)
+			{
+				DynJsonClobberNull(&v);
 				(*elems)[n++] = v;
+			}
 		}
 		return n;
 	}
