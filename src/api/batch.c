@@ -463,6 +463,23 @@ DynBatchWriteItem(Jsonb *req)
 		check_duplicate_keys(keys, nops[i]);
 	}
 
+	/* the items' locks, in the order every multi-item writer takes them (write.h) */
+	{
+		DynWriteLockItem *items = palloc(sizeof(DynWriteLockItem) * Max(1, total));
+		int			n = 0;
+		int			at;
+
+		for (i = 0; i < ntables; i++)
+			for (int j = 0; j < nops[i]; j++)
+			{
+				items[n].t = tables[i];
+				items[n].key = &ops[i][j].key;
+				items[n++].pos = 0;
+			}
+		DynWriteLockItems(items, n, &at);
+		pfree(items);
+	}
+
 	unprocessed = palloc0(sizeof(bool *) * ntables);
 	batch_throttle_init(&bt, ntables);
 	for (i = 0; i < ntables; i++)

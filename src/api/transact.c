@@ -42,11 +42,8 @@
 
 #include "catalog/pg_type.h"
 #include "common/cryptohash.h"
-#include "common/hashfn.h"
 #include "common/sha2.h"
 #include "executor/spi.h"
-#include "miscadmin.h"
-#include "storage/lock.h"
 #include "utils/builtins.h"
 
 #include "api/api.h"
@@ -59,12 +56,6 @@
 
 #define MAX_TRANSACT_ITEMS 100
 #define MAX_TRANSACT_PAYLOAD (4 * 1024 * 1024)
-
-/*
- * field4 of the advisory lock tag of an item lock (pg_locks.objsubid): the
- * SQL advisory functions use 1 and 2, the GSI apply lock 3 (gsi_apply.c).
- */
-#define TX_ITEM_LOCK_CLASS 4
 
 /* ---------------------------------------------------------------- schemas */
 
@@ -447,79 +438,21 @@ cancel(TxAction *actions, int n)
 
 /* ---------------------------------------------------------------- locking */
 
-/* Total order of two encoded key parts: bytes, then length. */
-static int
-bytea_cmp(const bytea *x, const bytea *y)
-{
-	int			lx = VARSIZE_ANY_EXHDR(x);
-	int			ly = VARSIZE_ANY_EXHDR(y);
-	int			c = memcmp(VARDATA_ANY(x), VARDATA_ANY(y), Min(lx, ly));
-
-	return c != 0 ? c : (lx > ly) - (lx < ly);
-}
-
-/* qsort order of actions (pointers): table number, partition key, sort key. */
-static int
-lock_order_cmp(const void *x, const void *y)
-{
-	const TxAction *a = *(TxAction *const *) x;
-	const TxAction *b = *(TxAction *const *) y;
-	int			c;
-
-	if (a->t->num != b->t->num)
-		return a->t->num < b->t->num ? -1 : 1;
-	c = bytea_cmp(a->key.pk, b->key.pk);
-	return c != 0 ? c : bytea_cmp(a->key.sk, b->key.sk);
-}
-
-/* The lock tag of an item: a 64-bit hash of its table number and encoded key. */
-static void
-item_lock_tag(const TxAction *a, LOCKTAG *tag)
-{
-	uint64		h = hash_bytes_extended((const unsigned char *) VARDATA_ANY(a->key.pk),
-										VARSIZE_ANY_EXHDR(a->key.pk), (uint64) a->t->num);
-
-	h = hash_combine64(h, hash_bytes_extended((const unsigned char *) VARDATA_ANY(a->key.sk),
-											  VARSIZE_ANY_EXHDR(a->key.sk), 0));
-	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h, TX_ITEM_LOCK_CLASS);
-}
-
-/*
- * Lock every item of the request, in the global order of lock_order_cmp,
- * until the PostgreSQL transaction ends.  Row locks alone cannot give one
- * order: step 3 can lock only the items that exist (SELECT ... FOR UPDATE
- * of an absent key locks nothing), and an absent item is locked later by
- * its INSERT (the unique index makes a concurrent inserter of the key
- * wait), so the effective order was "existing items in request order, then
- * new ones", different between two transactions on the same keys, or on the
- * same request while another writer created one of its keys.  A heavyweight
- * lock on a hash of the key exists whether or not the row does; taken here,
- * before any row lock, in sorted order, it makes every TransactWriteItems
- * wait for a conflicting one before touching a row: they never deadlock
- * among themselves.  Single-item writers (PutItem, ...) do not take it: they
- * hold one row lock at a time and so cannot close a circle alone.  Costs:
- * one entry of the shared lock table per action (max_locks_per_transaction),
- * no I/O.  Two keys with one hash (2^-64) share a lock: more waiting, never
- * less exclusion.  *at is the action being locked (for the conflict reason).
- */
+/* Lock every item of the request (DynWriteLockItems); *at: the action being locked. */
 static void
 lock_items(TxAction *actions, int n, volatile int *at)
 {
-	TxAction  **order = palloc(sizeof(TxAction *) * n);
+	DynWriteLockItem *items = palloc(sizeof(DynWriteLockItem) * n);
 	int			i;
 
 	for (i = 0; i < n; i++)
-		order[i] = &actions[i];
-	qsort(order, n, sizeof(TxAction *), lock_order_cmp);
-	for (i = 0; i < n; i++)
 	{
-		LOCKTAG		tag;
-
-		*at = order[i] - actions;
-		item_lock_tag(order[i], &tag);
-		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+		items[i].t = actions[i].t;
+		items[i].key = &actions[i].key;
+		items[i].pos = i;
 	}
-	pfree(order);
+	DynWriteLockItems(items, n, at);
+	pfree(items);
 }
 
 /*

@@ -22,6 +22,25 @@ extern void DynWriteKeyFromMap(DynTable *t, DynValue *keymap, DynKey *key);
 /* The key of a whole item (PutItem): missing/type/empty/size checks. */
 extern void DynWriteKeyFromItem(DynTable *t, DynValue *item, DynKey *key);
 
+/* ---- write.c: item locks (multi-item writers) ---- */
+
+/* One item of a multi-item write, for DynWriteLockItems. */
+typedef struct DynWriteLockItem
+{
+	DynTable   *t;
+	const DynKey *key;
+	int			pos;			/* the caller's index of the item */
+} DynWriteLockItem;
+
+/*
+ * Lock the n items of a multi-item write (TransactWriteItems, BatchWriteItem)
+ * until the transaction ends, in one global order (table number, partition
+ * key, sort key), whether they exist or not, before any of their rows is
+ * touched: two such writers never deadlock on each other.  Sorts items;
+ * *at is the pos of the item being locked (a conflict names it).
+ */
+extern void DynWriteLockItems(DynWriteLockItem *items, int n, volatile int *at);
+
 /* ---- write.c: writes ---- */
 
 /*
