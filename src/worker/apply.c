@@ -171,6 +171,16 @@ put_int64(char *p, int64 v)
 static XLogRecPtr last_received = InvalidXLogRecPtr;
 
 /*
+ * Memory of a session (its slot name and command), reset when it ends, and
+ * of the message being handled (its text), reset after each message.  Not
+ * the current context: while a remote transaction is open that is the SPI
+ * procedure context of begin_remote(), which commit_remote() deletes (a
+ * "C" message's text must outlive the commit it asks for).
+ */
+static MemoryContext session_context = NULL;
+static MemoryContext message_context = NULL;
+
+/*
  * Tell the sender how far this region has applied, durably: the origin's
  * flushed progress.  With no remote transaction open and every applied one
  * flushed, everything the sender has sent is done (the rest carried no
@@ -243,8 +253,10 @@ handle_message(PGconn *conn, const char *buf, int len)
 		XLogRecPtr	start = (XLogRecPtr) get_int64(buf + 1);
 		const char *data = buf + 25;
 		int			dlen = len - 25;
+		MemoryContext old = MemoryContextSwitchTo(message_context);
 		char	   *text = pnstrdup(data, dlen);
 
+		MemoryContextSwitchTo(old);
 		last_received = Max(last_received, start);
 		if (dlen > 2 && data[0] == 'M' && data[1] == ' ')
 		{
@@ -253,7 +265,6 @@ handle_message(PGconn *conn, const char *buf, int len)
 		}
 		else if (dlen > 2 && data[0] == 'C' && data[1] == ' ')
 			commit_remote(start, (TimestampTz) strtoi64(text + 2, NULL, 10));
-		pfree(text);
 	}
 }
 
@@ -315,11 +326,14 @@ static void
 stream_session(const char *region, PGconn *conn)
 {
 	XLogRecPtr	start = replorigin_session_get_progress(false);
+	MemoryContext old = MemoryContextSwitchTo(session_context);
 	char	   *slot = DynReplicationSlotName(DynRegionLocal());
+	char	   *command = psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X", slot, LSN_FORMAT_ARGS(start));
 	PGresult   *res;
 	TimestampTz last_status = 0;
 
-	res = PQexec(conn, psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X", slot, LSN_FORMAT_ARGS(start)));
+	MemoryContextSwitchTo(old);
+	res = PQexec(conn, command);
 	if (PQresultStatus(res) != PGRES_COPY_BOTH)
 	{
 		ereport(LOG, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s", region, slot),
@@ -339,6 +353,7 @@ stream_session(const char *region, PGconn *conn)
 		{
 			handle_message(conn, buf, len);
 			PQfreemem(buf);
+			MemoryContextReset(message_context);
 			continue;
 		}
 		if (len < 0)
@@ -397,6 +412,8 @@ dynindex_apply_main(Datum arg)
 	CommitTransactionCommand();
 	replorigin_session_setup(origin, 0);
 	replorigin_session_origin = origin;
+	session_context = AllocSetContextCreate(TopMemoryContext, "dynindex apply session", ALLOCSET_DEFAULT_SIZES);
+	message_context = AllocSetContextCreate(session_context, "dynindex apply message", ALLOCSET_SMALL_SIZES);
 
 	for (;;)
 	{
@@ -411,6 +428,7 @@ dynindex_apply_main(Datum arg)
 		{
 			stream_session(region, conn);
 			PQfinish(conn);
+			MemoryContextReset(session_context);
 		}
 		backoff();
 	}

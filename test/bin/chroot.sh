@@ -11,8 +11,9 @@
 # (test/bin/deps.sh run inside, and Citus from ../shared/vendor/citus where that
 # Citus supports the major), so a second run only copies the tree and runs the suites.
 # DYNINDEX_SUITES, DYNINDEX_REGRESS and PROVE_TESTS (suites.sh) select suites and tests
-# as on the host.  Root only (debootstrap, chroot, mount).  Prints `make test`'s
-# summary; exit status is make test's.
+# as on the host; DYNINDEX_KEEP_WORK=1 keeps the test tree (in the root file system's
+# /tmp) as test-all.sh does.  Root only (debootstrap, chroot, mount).  Prints
+# `make test`'s summary; exit status is make test's.
 set -uo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/../.." && pwd)"
@@ -53,12 +54,12 @@ mount_all() {
     mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
     cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 }
-# Run a command inside, as root, with a clean environment.  PROVE_TESTS and
-# DYNINDEX_REGRESS go in only when set (the Makefile's `PROVE_TESTS ?=` takes an
-# empty one as set: no TAP test would run).
+# Run a command inside, as root, with a clean environment.  PROVE_TESTS,
+# DYNINDEX_REGRESS and DYNINDEX_KEEP_WORK go in only when set (the Makefile's
+# `PROVE_TESTS ?=` takes an empty one as set: no TAP test would run).
 inside() {
     local sel=() v
-    for v in PROVE_TESTS DYNINDEX_REGRESS; do
+    for v in PROVE_TESTS DYNINDEX_REGRESS DYNINDEX_KEEP_WORK; do
         [ -n "${!v:-}" ] && sel+=("$v=${!v}")
     done
     chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
