@@ -72,6 +72,8 @@ setmode() {  # off | on | ci
     q -c "SELECT dynindex.api('UpdateContributorInsights', '{\"TableName\":\"BenchThr\",\"ContributorInsightsAction\":\"$action\"}') IS NOT NULL" >/dev/null
     sleep 0.5
 }
+# the three modes, in an order that turns with the round (no mode always runs first)
+rotated() { case $(( $1 % 3 )) in 0) echo off on ci ;; 1) echo on ci off ;; *) echo ci off on ;; esac; }
 median() { sort -n | sed -n "$(( (ROUNDS + 1) / 2 ))p"; }
 PART="${BENCH_PART:-all}"; N="${N:-100000}"
 TICK="$(getconf CLK_TCK)"
@@ -89,7 +91,7 @@ for op in GetItem PutItem; do
     [ "$PART" = sql ] && break
     declare -A res=() cpu=()
     for r in $(seq 1 "$ROUNDS"); do
-        for mode in off on ci; do
+        for mode in $(rotated "$r"); do
             setmode "$mode"
             c0="$(cpu_ticks)"
             read -r ops errs < <(node "$HERE/throttle-load.mjs" "$URL" "$op" "$SECS" "$CLIENTS")
@@ -135,7 +137,7 @@ if [ "$PART" != http ]; then
     for op in GetItem PutItem; do
         declare -A cpu=()
         for r in $(seq 1 "$ROUNDS"); do
-            for mode in off on ci; do
+            for mode in $(rotated "$r"); do
                 enforce=on; action=DISABLE
                 [ "$mode" = off ] && enforce=off
                 [ "$mode" = ci ] && action=ENABLE

@@ -388,6 +388,15 @@ dynindex_worker_main(Datum arg)
 	 */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
+	/*
+	 * No JIT: the worker's statements are small, but some are estimated
+	 * above jit_above_cost (the stream maintenance's lateral generate_series
+	 * over streams: 140 ms of LLVM compilation per round on an empty
+	 * database), and every GSI change waits behind the round
+	 * (bench/gsi_lag.sh: later writes in a new database lagged 400 ms).
+	 */
+	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
 	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
 	slot = DynWorkerSlotFor(dboid, false);
 	if (slot == NULL || (slot->pid != 0 && slot->pid != MyProcPid))
