@@ -31,6 +31,7 @@ static const OperationEntry operations[] = {
 	{"BatchGetItem", DynBatchGetItem},
 	{"BatchWriteItem", DynBatchWriteItem},
 	{"CreateBackup", DynCreateBackup},	/* src/api/backups.c */
+	{"CreateGlobalTable", DynCreateGlobalTable},	/* src/api/global_tables_legacy.c */
 	{"CreateTable", DynCreateTable},
 	{"DeleteBackup", DynDeleteBackup},	/* backups.c */
 	{"DeleteItem", DynDeleteItem},
@@ -39,9 +40,12 @@ static const OperationEntry operations[] = {
 	{"DescribeContinuousBackups", DynDescribeContinuousBackups},	/* pitr.c */
 	{"DescribeContributorInsights", DynDescribeContributorInsights},	/* src/api/insights.c */
 	{"DescribeExport", DynDescribeExport},	/* src/api/exports.c */
+	{"DescribeGlobalTable", DynDescribeGlobalTable},	/* global_tables_legacy.c */
+	{"DescribeGlobalTableSettings", DynDescribeGlobalTableSettings},	/* global_tables_legacy.c */
 	{"DescribeLimits", DynDescribeLimits},	/* src/api/tags.c */
 	{"DescribeStream", DynDescribeStream},	/* src/api/streams.c */
 	{"DescribeTable", DynDescribeTable},
+	{"DescribeTableReplicaAutoScaling", DynDescribeTableReplicaAutoScaling},	/* global_tables_legacy.c */
 	{"DescribeTimeToLive", DynDescribeTimeToLive},	/* src/api/ttl.c */
 	{"ExecuteStatement", DynExecuteStatement},	/* partiql.c */
 	{"ExecuteTransaction", DynExecuteTransaction},	/* partiql.c */
@@ -55,6 +59,7 @@ static const OperationEntry operations[] = {
 	{"ListBackups", DynListBackups},	/* backups.c */
 	{"ListContributorInsights", DynListContributorInsights},	/* insights.c */
 	{"ListExports", DynListExports},	/* exports.c */
+	{"ListGlobalTables", DynListGlobalTables},	/* global_tables_legacy.c */
 	{"ListStreams", DynListStreams},	/* streams.c */
 	{"ListTagsOfResource", DynListTagsOfResource},	/* tags.c */
 	{"ListTables", DynListTables},
@@ -69,7 +74,10 @@ static const OperationEntry operations[] = {
 	{"UntagResource", DynUntagResource},	/* tags.c */
 	{"UpdateContinuousBackups", DynUpdateContinuousBackups},	/* pitr.c */
 	{"UpdateContributorInsights", DynUpdateContributorInsights},	/* insights.c */
+	{"UpdateGlobalTable", DynUpdateGlobalTable},	/* global_tables_legacy.c */
+	{"UpdateGlobalTableSettings", DynUpdateGlobalTableSettings},	/* global_tables_legacy.c */
 	{"UpdateTable", DynUpdateTable},
+	{"UpdateTableReplicaAutoScaling", DynUpdateTableReplicaAutoScaling},	/* global_tables_legacy.c */
 	{"UpdateItem", DynUpdateItem},
 	{"UpdateTimeToLive", DynUpdateTimeToLive},	/* ttl.c */
 	{NULL, NULL}
@@ -88,6 +96,7 @@ static const char *const standby_operations[] = {
 	"ListContributorInsights", "ListTables", "Query", "Scan", "TransactGetItems",
 	"DescribeStream", "GetRecords", "GetShardIterator", "ListStreams", "DescribeImport", "ListImports",
 	"ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
+	"DescribeGlobalTable", "DescribeGlobalTableSettings", "ListGlobalTables", "DescribeTableReplicaAutoScaling",
 	NULL
 };
 

@@ -104,6 +104,15 @@ extern Jsonb *DynTransactGetItems(Jsonb *req);
 extern Jsonb *DynExecuteStatement(Jsonb *req);
 extern Jsonb *DynBatchExecuteStatement(Jsonb *req);
 extern Jsonb *DynExecuteTransaction(Jsonb *req);
+/* global_tables_legacy.c: the 2017.11.29 operations and replica auto scaling */
+extern Jsonb *DynCreateGlobalTable(Jsonb *req);
+extern Jsonb *DynDescribeGlobalTable(Jsonb *req);
+extern Jsonb *DynListGlobalTables(Jsonb *req);
+extern Jsonb *DynUpdateGlobalTable(Jsonb *req);
+extern Jsonb *DynDescribeGlobalTableSettings(Jsonb *req);
+extern Jsonb *DynUpdateGlobalTableSettings(Jsonb *req);
+extern Jsonb *DynDescribeTableReplicaAutoScaling(Jsonb *req);
+extern Jsonb *DynUpdateTableReplicaAutoScaling(Jsonb *req);
 /* streams.c (DynamoDB Streams) */
 extern Jsonb *DynListStreams(Jsonb *req);
 extern Jsonb *DynDescribeStream(Jsonb *req);

@@ -51,6 +51,7 @@ static const DynErrorInfo error_info[DYN_ERR__COUNT] = {
 	[DYN_ERR_EXPORT_NOT_FOUND] = {"ExportNotFoundException", "YD060"},
 	[DYN_ERR_EXPORT_CONFLICT] = {"ExportConflictException", "YD061"},
 	[DYN_ERR_INVALID_EXPORT_TIME] = {"InvalidExportTimeException", "YD062"},
+	[DYN_ERR_GLOBAL_TABLE_NOT_FOUND] = {"GlobalTableNotFoundException", "YD070"},
 };
 
 /* DynamoDB's name of an error type. */

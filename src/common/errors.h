@@ -50,6 +50,8 @@ typedef enum DynErrorCode
 	DYN_ERR_EXPORT_NOT_FOUND,
 	DYN_ERR_EXPORT_CONFLICT,
 	DYN_ERR_INVALID_EXPORT_TIME,
+	/* global tables, the legacy operations (src/api/global_tables_legacy.c) */
+	DYN_ERR_GLOBAL_TABLE_NOT_FOUND,
 	DYN_ERR__COUNT
 } DynErrorCode;
 

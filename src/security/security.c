@@ -78,6 +78,19 @@ static const OperationAccess operation_access[] = {
 	{"DescribeStream", DYN_ACCESS_STREAM, false},
 	{"DescribeTable", DYN_ACCESS_DESCRIBE, false},
 	{"DescribeTimeToLive", DYN_ACCESS_DESCRIBE, false},
+	{"DescribeTableReplicaAutoScaling", DYN_ACCESS_DESCRIBE, false},
+	{"UpdateTableReplicaAutoScaling", DYN_ACCESS_ADMIN, false},
+	/*
+	 * The legacy global tables (2017.11.29, api/global_tables_legacy.c): no
+	 * table is read and every answer is the same for any name (none exists);
+	 * CreateGlobalTable would create tables, and needs the right to.
+	 */
+	{"CreateGlobalTable", DYN_ACCESS_CREATE, false},
+	{"DescribeGlobalTable", DYN_ACCESS_NONE, false},
+	{"DescribeGlobalTableSettings", DYN_ACCESS_NONE, false},
+	{"ListGlobalTables", DYN_ACCESS_NONE, false},
+	{"UpdateGlobalTable", DYN_ACCESS_NONE, false},
+	{"UpdateGlobalTableSettings", DYN_ACCESS_NONE, false},
 	{"GetItem", DYN_ACCESS_READ, true},
 	{"GetRecords", DYN_ACCESS_STREAM, false},
 	{"GetShardIterator", DYN_ACCESS_STREAM, false},

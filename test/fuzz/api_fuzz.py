@@ -46,7 +46,11 @@ OPS = ["CreateTable", "DescribeTable", "ListTables", "DeleteTable", "UpdateTable
        "BatchWriteItem", "Query", "Scan", "TransactWriteItems", "TransactGetItems",
        "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction",
        "ListStreams", "DescribeStream", "GetShardIterator", "GetRecords",
-       "ExportTableToPointInTime", "DescribeExport", "ListExports"]
+       "ExportTableToPointInTime", "DescribeExport", "ListExports",
+       # global tables: the legacy (2017.11.29) operations and replica auto scaling
+       "CreateGlobalTable", "DescribeGlobalTable", "ListGlobalTables", "UpdateGlobalTable",
+       "DescribeGlobalTableSettings", "UpdateGlobalTableSettings",
+       "DescribeTableReplicaAutoScaling", "UpdateTableReplicaAutoScaling"]
 STREAM_OPS = ("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords")
 ERROR_TYPES = {
     "YD001": "ValidationException", "YD002": "ResourceNotFoundException",
@@ -854,6 +858,50 @@ class Gen:
             if r.random() < 0.3:
                 req["TableArn"] = "arn:aws:dynamodb:us-east-1:000000000000:table/%s" % self.table()
             return req
+        if op in ("CreateGlobalTable", "DescribeGlobalTable", "UpdateGlobalTable",
+                  "DescribeGlobalTableSettings", "UpdateGlobalTableSettings"):
+            req = {"GlobalTableName": self.table()} if r.random() < 0.9 else {}
+            regions = [r.choice(["us-east-1", "eu-west-1", "nowhere-1", "", None, 5])
+                       for _ in range(r.choice([0, 1, 2, 11]))]
+            if op == "CreateGlobalTable":
+                req["ReplicationGroup"] = [{"RegionName": g} for g in regions]
+            elif op == "UpdateGlobalTable":
+                req["ReplicaUpdates"] = [{r.choice(["Create", "Delete", "Update"]): {"RegionName": g}} for g in regions]
+            elif op == "UpdateGlobalTableSettings":
+                if r.random() < 0.5:
+                    req["GlobalTableBillingMode"] = r.choice(["PROVISIONED", "PAY_PER_REQUEST", "x"])
+                if r.random() < 0.5:
+                    req["ReplicaSettingsUpdate"] = [{"RegionName": g, "ReplicaProvisionedReadCapacityUnits": r.choice([0, 1, -5])}
+                                                    for g in regions]
+                if r.random() < 0.3:
+                    req["GlobalTableProvisionedWriteCapacityAutoScalingSettingsUpdate"] = self.autoscaling_update()
+            return req
+        if op == "ListGlobalTables":
+            req = {}
+            if r.random() < 0.5:
+                req["Limit"] = r.choice([1, 100, 0, -1, "1"])
+            if r.random() < 0.3:
+                req["ExclusiveStartGlobalTableName"] = r.choice(["", "ab", "lg_t", "a" * 300])
+            if r.random() < 0.3:
+                req["RegionName"] = r.choice(["us-east-1", "nowhere-1", ""])
+            return req
+        if op == "DescribeTableReplicaAutoScaling":
+            return {"TableName": self.table()}
+        if op == "UpdateTableReplicaAutoScaling":
+            req = {"TableName": self.table()}
+            if r.random() < 0.6:
+                req["ProvisionedWriteCapacityAutoScalingUpdate"] = self.autoscaling_update()
+            if r.random() < 0.4:
+                req["ReplicaUpdates"] = [{"RegionName": r.choice(["us-east-1", "eu-west-1", None]),
+                                          "ReplicaProvisionedReadCapacityAutoScalingUpdate": self.autoscaling_update(),
+                                          "ReplicaGlobalSecondaryIndexUpdates": [
+                                              {"IndexName": r.choice(["gs0", "nope", "ab"]),
+                                               "ProvisionedReadCapacityAutoScalingUpdate": self.autoscaling_update()}]}
+                                         for _ in range(r.choice([0, 1, 2]))]
+            if r.random() < 0.3:
+                req["GlobalSecondaryIndexUpdates"] = [{"IndexName": r.choice(["gs0", "nope"]),
+                                                       "ProvisionedWriteCapacityAutoScalingUpdate": self.autoscaling_update()}]
+            return req
         if op == "ExecuteTransaction":
             n = r.choice([0, 1, 101]) if r.random() < 0.1 else r.randrange(1, 5)
             req = {"TransactStatements": [self.pq_entry() for _ in range(n)]}
@@ -861,6 +909,20 @@ class Gen:
                 req["ClientRequestToken"] = r.choice(["tok1", "tok2", ""])
             return self.opt(req)
         raise ValueError(op)
+
+    def autoscaling_update(self):
+        """An AutoScalingSettingsUpdate: disabling, enabling, or something in between."""
+        r = self.r
+        u = {}
+        if r.random() < 0.6:
+            u["AutoScalingDisabled"] = r.choice([True, False, "x"])
+        if r.random() < 0.5:
+            u["MinimumUnits"] = r.choice([1, 0, 5])
+        if r.random() < 0.5:
+            u["MaximumUnits"] = r.choice([1, 10, -1])
+        if r.random() < 0.4:
+            u["ScalingPolicyUpdate"] = {"TargetTrackingScalingPolicyConfiguration": r.choice([{}, {"TargetValue": 70}, {"TargetValue": "x"}])}
+        return u
 
     # ---- Streams API (iterators are parsed and verified by src/streams/)
     def stream_arn(self):
