@@ -14,6 +14,8 @@ if [ ${#suites[@]} -eq 0 ]; then
   for f in expected/[0-9]*.out; do b=$(basename "$f" .out); [ -f "sql/$b.sql" ] && suites+=("$b"); done
 fi
 "$BIN/initdb" -D "$work/data" -A trust --no-sync -E UTF8 --no-locale >/dev/null
+# the settings the regression suites run with (make installcheck's --temp-config), then ours
+cat test/dynindex.conf >> "$work/data/postgresql.conf"
 cat >> "$work/data/postgresql.conf" <<CONF
 shared_preload_libraries = 'dynindex'
 port = $port
