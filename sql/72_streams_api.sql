@@ -364,3 +364,9 @@ DELETE FROM dynindex.streams WHERE stream_id IN (:s1, :s2, :s3);
 SELECT dynindex.api('DeleteTable', '{"TableName": "sa_t"}') -> 'TableDescription' -> 'TableStatus';
 SELECT dynindex.api('DeleteTable', '{"TableName": "sa_u"}') -> 'TableDescription' -> 'TableStatus';
 SELECT dynindex.api('DeleteTable', '{"TableName": "sa_none"}') -> 'TableDescription' -> 'TableStatus';
+-- maintain_streams runs its statements without JIT (they are estimated above
+-- jit_above_cost) and leaves the session's setting as it was
+SET jit = on;
+SELECT (dynindex.maintain_streams()) ? 'ran' AS ran;
+SHOW jit;
+RESET jit;

@@ -235,12 +235,17 @@ dynindex_maintain_streams(PG_FUNCTION_ARGS)
 	MaintainCounts c = {0};
 	bool		done;
 	char	   *json;
+	int			nestlevel;
 
 	DynStreamCheckIsolation();
+	/* no JIT for the round's statements (estimated above jit_above_cost: 140 ms of compiling) */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	done = maintain(&c);
 	SPI_finish();
+	AtEOXact_GUC(true, nestlevel);
 	json = psprintf("{\"ran\": %s, \"opened_shards\": " INT64_FORMAT ", \"closed_shards\": " INT64_FORMAT
 					", \"trimmed_records\": " INT64_FORMAT ", \"removed_shards\": " INT64_FORMAT
 					", \"removed_streams\": " INT64_FORMAT "}",
