@@ -475,9 +475,10 @@ COMMENT ON FUNCTION dynindex._replicate_table(text, text) IS
     'Mark an existing table replicated with a region whose server has the same table (internal: tests; ReplicaUpdates Create is the API)';
 REVOKE ALL ON FUNCTION dynindex._replicate_table(text, text) FROM PUBLIC;
 CREATE FUNCTION dynindex.replication_status(OUT region_name text, OUT slot_name text, OUT streaming boolean,
-    OUT pending_bytes numeric, OUT applied_lsn pg_lsn)
+    OUT pending_bytes numeric, OUT applied_lsn pg_lsn, OUT replication_latency_ms double precision,
+    OUT replication_latency_avg_ms double precision, OUT applied_changes bigint, OUT last_applied_at timestamptz)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_replication_status' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.replication_status() IS
-    'Per declared region: this server''s slot for it (streaming, WAL bytes not yet confirmed) and how far its changes are applied here (administrators only)';
+    'Per declared region: this server''s slot for it (streaming, WAL bytes not yet confirmed), how far its changes are applied here and their latency, last and average, since the server started (administrators only)';
 REVOKE ALL ON FUNCTION dynindex.replication_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_status() TO dynindex_admin;

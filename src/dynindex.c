@@ -16,6 +16,7 @@
 #include "worker/worker.h"
 #include "indexes/indexes.h"
 #include "metrics/metrics.h"
+#include "replication/replication.h"
 #include "throttle/throttle.h"
 #include "streams/streams.h"
 
@@ -54,6 +55,7 @@ _PG_init(void)
 	DynMetricsInit();
 	DynObjStoreDefineSettings();
 	DynThrottleInit();
+	DynReplicationLagInit();
 	MarkGUCPrefixReserved("dynindex");
 	DynCatalogInit();
 }

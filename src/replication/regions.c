@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 
 #include "common/arn.h"
 #include "replication/replication.h"
@@ -335,8 +336,9 @@ PG_FUNCTION_INFO_V1(dynindex_replication_status);
 
 /*
  * dynindex.replication_status(): per declared region, this server's slot
- * for it (the changes it has not confirmed yet, in bytes of WAL) and how far
- * this server has applied the region's changes (its replication origin).
+ * for it (the changes it has not confirmed yet, in bytes of WAL), how far
+ * this server has applied the region's changes (its replication origin) and
+ * their latency since the server started (lag.c).
  */
 Datum
 dynindex_replication_status(PG_FUNCTION_ARGS)
@@ -361,11 +363,24 @@ dynindex_replication_status(PG_FUNCTION_ARGS)
 		elog(ERROR, "could not read the replication status");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[5];
-		bool		isnull[5];
+		Datum		values[9];
+		bool		isnull[9] = {false};
+		DynReplicationLag lag;
 
 		for (int c = 0; c < 5; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
+		if (DynReplicationLagGet(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1), &lag))
+		{
+			values[5] = Float8GetDatum(lag.last_latency_us / 1000.0);
+			values[6] = Float8GetDatum((double) lag.sum_latency_us / lag.applied_changes / 1000.0);
+			values[7] = Int64GetDatum(lag.applied_changes);
+			values[8] = TimestampTzGetDatum(lag.last_applied_at);
+		}
+		else
+		{
+			isnull[5] = isnull[6] = isnull[8] = true;
+			values[7] = Int64GetDatum(0);
+		}
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
 	DynSecurityEndInternal(&sec);

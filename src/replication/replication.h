@@ -9,6 +9,7 @@
  * (its replication stamp, a logical decoding message), last writer wins,
  * the replicas of a table (dynindex.replicas).
  * decode.c: the output plugin "dynindex" the other regions stream.
+ * lag.c: the replication latency per source region (shared memory).
  * The apply of their changes is a driver: worker/apply.c.
  */
 #ifndef DYNINDEX_REPLICATION_H
@@ -63,5 +64,21 @@ extern void DynReplicationForgetTable(DynTable *t);
 extern char *DynReplicationSlotName(const char *region);
 
 /* decode.c: the output plugin (_PG_output_plugin_init) */
+
+/* lag.c: the changes of a region applied to this database, since the server started */
+typedef struct DynReplicationLag
+{
+	int64		last_latency_us;	/* of the last applied transaction's changes */
+	int64		sum_latency_us; /* over every applied change */
+	int64		applied_changes;
+	TimestampTz last_applied_at;
+} DynReplicationLag;
+
+/* Shared memory (from _PG_init). */
+extern void DynReplicationLagInit(void);
+/* The apply worker of region committed n changes committed there at commit_time. */
+extern void DynReplicationLagRecord(const char *region, int64 n, TimestampTz commit_time, TimestampTz now);
+/* The lag of region's changes applied to this database (false: none applied since the start). */
+extern bool DynReplicationLagGet(const char *region, DynReplicationLag *out);
 
 #endif

@@ -98,8 +98,8 @@ member_jsonb(Jsonb *msg, const char *name)
 	return JsonbValueToJsonb(v);
 }
 
-/* Apply one change ("M" line) in the current transaction. */
-static void
+/* Apply one change ("M" line) in the current transaction (false: its table is gone here). */
+static bool
 apply_change(const char *json)
 {
 	Jsonb	   *msg = DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json)));
@@ -117,7 +117,7 @@ apply_change(const char *json)
 	DynCatalogRevalidate();
 	t = DynCatalogGetTableUnchecked(table);
 	if (t == NULL)
-		return;					/* the table is gone here: nothing to apply */
+		return false;			/* the table is gone here: nothing to apply */
 	keymap = DynMakeMap(2);
 	jv.type = jbvBinary;
 	jv.val.binary.data = &h->root;
@@ -145,6 +145,7 @@ apply_change(const char *json)
 		DynReplicationApplying.active = false;
 	}
 	PG_END_TRY();
+	return true;
 }
 
 /* Big-endian integers of the replication protocol. */
@@ -170,6 +171,10 @@ put_int64(char *p, int64 v)
 
 /* The sender's position as of its last message (what it has sent). */
 static XLogRecPtr last_received = InvalidXLogRecPtr;
+
+/* The region streamed, and the changes applied in the open remote transaction (for lag.c). */
+static const char *apply_region = NULL;
+static int64 applied_in_xact = 0;
 
 /*
  * Memory of a session (its slot name and command), reset when it ends, and
@@ -235,6 +240,8 @@ commit_remote(XLogRecPtr end_lsn, TimestampTz commit_time)
 	CommitTransactionCommand();
 	replorigin_session_origin_lsn = InvalidXLogRecPtr;
 	replorigin_session_origin_timestamp = 0;
+	DynReplicationLagRecord(apply_region, applied_in_xact, commit_time, GetCurrentTimestamp());
+	applied_in_xact = 0;
 }
 
 /* Handle one CopyData message of the stream. */
@@ -262,7 +269,8 @@ handle_message(PGconn *conn, const char *buf, int len)
 		if (dlen > 2 && data[0] == 'M' && data[1] == ' ')
 		{
 			begin_remote();
-			apply_change(text + 2);
+			if (apply_change(text + 2))
+				applied_in_xact++;
 		}
 		else if (dlen > 2 && data[0] == 'C' && data[1] == ' ')
 			commit_remote(start, (TimestampTz) strtoi64(text + 2, NULL, 10));
@@ -378,6 +386,7 @@ stream_session(const char *region, PGconn *conn)
 		DynStorageWritesEnd();
 		AbortCurrentTransaction();
 	}
+	applied_in_xact = 0;
 }
 
 /*
@@ -406,6 +415,7 @@ dynindex_apply_main(Datum arg)
 		proc_exit(0);			/* another one runs */
 	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex apply from region %s", region));
 
+	apply_region = region;
 	origin_name = psprintf("dynindex_%s", region);
 	StartTransactionCommand();
 	origin = replorigin_by_name(origin_name, true);

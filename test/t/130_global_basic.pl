@@ -94,6 +94,11 @@ for my $n ($east, $west)
 {
 	ok($n->poll_query_until('postgres', q{SELECT streaming AND pending_bytes < 65536 AND applied_lsn IS NOT NULL
 	  FROM dynindex.replication_status()}), $n->name . ': replication_status shows the other region caught up');
+	# ReplicationLatency: bounds only (no timing that can flake)
+	is($n->safe_psql('postgres', q{SELECT applied_changes > 0 AND replication_latency_ms >= 0 AND replication_latency_ms < 60000
+	  AND replication_latency_avg_ms >= 0 AND replication_latency_avg_ms < 60000 AND last_applied_at IS NOT NULL
+	  AND last_applied_at <= now() FROM dynindex.replication_status()}),
+		't', $n->name . ': replication_status shows the latency of the changes applied from the other region');
 }
 is($west->safe_psql('postgres', q{SELECT count(*) FROM (SELECT * FROM dynindex.verify_indexes('Glob')) v WHERE missing + extra + stale > 0}),
 	'0', 'the GSI of eu-west-1 verifies');
