@@ -200,6 +200,22 @@ start_worker(WorkerSlot *slot)
 	bgw.bgw_notify_pid = MyProcPid;
 	if (RegisterDynamicBackgroundWorker(&bgw, &handle))
 		slot->started = true;
+	else
+	{
+		/* said once a minute at most per database: the launcher tries again at each round */
+		static TimestampTz last_warning[MAX_DB_SLOTS];
+		int			i = slot - DynWorkerShmem->slots;
+		TimestampTz now = GetCurrentTimestamp();
+
+		if (last_warning[i] == 0 || TimestampDifferenceExceeds(last_warning[i], now, 60 * 1000))
+		{
+			last_warning[i] = now;
+			ereport(WARNING,
+					(errmsg("dynindex: no background worker slot for the worker of database %u: its GSI changes, Time to Live and stream maintenance wait",
+							slot->dboid),
+					 errhint("Raise max_worker_processes (it counts the launcher, one worker per database, the endpoint's workers and import/export jobs).")));
+		}
+	}
 }
 
 /* Register every connectable database (launcher startup). */
