@@ -428,6 +428,13 @@ DynDescribeExport(Jsonb *req)
 	return RqWrap("ExportDescription", desc);
 }
 
+/* ListExports' NextToken: the position of the page's last export, in decimal. */
+static char *
+export_token(int64 position)
+{
+	return psprintf(INT64_FORMAT, position);
+}
+
 /* ListExports */
 Jsonb *
 DynListExports(Jsonb *req)
@@ -440,9 +447,6 @@ DynListExports(Jsonb *req)
 	Oid			types[5] = {TEXTOID, INT8OID, INT8OID, BOOLOID, OIDOID};
 	Datum		args[5];
 	char		nulls[6] = "     ";
-	JsonbParseState *st = NULL;
-	uint64		shown;
-	bool		isnull;
 
 	RqValidate(req, list_fields);
 	require_catalog();
@@ -482,19 +486,5 @@ DynListExports(Jsonb *req)
 							  "ORDER BY e.export_num LIMIT $3",
 							  5, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list exports");
-	shown = Min(SPI_processed, (uint64) max);
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "ExportSummaries");
-	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
-	for (uint64 i = 0; i < shown; i++)
-		RqPushJsonb(&st, WJB_ELEM, DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
-	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	if (SPI_processed > shown)
-	{
-		RqPushKey(&st, "NextToken");
-		RqPushString(&st, WJB_VALUE,
-					 psprintf(INT64_FORMAT, DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[shown - 1],
-																		SPI_tuptable->tupdesc, 2, &isnull))));
-	}
-	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+return RqListPage("ExportSummaries", max, export_token);
 }

@@ -408,9 +408,6 @@ DynListImports(Jsonb *req)
 	Oid			types[6] = {TEXTOID, TEXTOID, INT8OID, INT8OID, BOOLOID, OIDOID};
 	Datum		args[6];
 	char		nulls[7] = "      ";
-	JsonbParseState *st = NULL;
-	uint64		shown;
-	bool		isnull;
 
 	RqValidate(req, list_fields);
 	require_catalog();
@@ -437,18 +434,5 @@ DynListImports(Jsonb *req)
 							  "ORDER BY i.import_id LIMIT $4",
 							  6, types, args, nulls, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not list imports");
-	shown = Min(SPI_processed, (uint64) limit);
-	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
-	RqPushKey(&st, "ImportSummaryList");
-	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
-	for (uint64 i = 0; i < shown; i++)
-		RqPushJsonb(&st, WJB_ELEM, DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
-	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
-	if (SPI_processed > shown)
-	{
-		RqPushKey(&st, "NextToken");
-		RqPushString(&st, WJB_VALUE,
-					 next_token(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[shown - 1], SPI_tuptable->tupdesc, 2, &isnull))));
-	}
-	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+return RqListPage("ImportSummaryList", limit, next_token);
 }

@@ -1044,3 +1044,26 @@ RqQueryJsonb(const char *sql, int nargs, Oid *types, Datum *args, const char *nu
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	return isnull ? NULL : DatumGetJsonbPCopy(d);
 }
+
+/* A List operation's page from the last SPI query's (summary, position) rows. */
+Jsonb *
+RqListPage(const char *list_key, int64 page_size, char *(*token) (int64 position))
+{
+	JsonbParseState *st = NULL;
+	uint64		shown = Min(SPI_processed, (uint64) page_size);
+	bool		isnull;
+
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, list_key);
+	pushJsonbValue(&st, WJB_BEGIN_ARRAY, NULL);
+	for (uint64 i = 0; i < shown; i++)
+		RqPushJsonb(&st, WJB_ELEM, DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull)));
+	pushJsonbValue(&st, WJB_END_ARRAY, NULL);
+	if (SPI_processed > shown && shown > 0)
+	{
+		RqPushKey(&st, "NextToken");
+		RqPushString(&st, WJB_VALUE,
+					 token(DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[shown - 1], SPI_tuptable->tupdesc, 2, &isnull))));
+	}
+	return JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+}

@@ -107,5 +107,12 @@ extern Jsonb *RqEmptyObject(void);
 extern Jsonb *RqWrap(const char *key, Jsonb *value);
 /* An SPI query's one jsonb result (NULL: no row, or NULL), copied out of SPI's memory. */
 extern Jsonb *RqQueryJsonb(const char *sql, int nargs, Oid *types, Datum *args, const char *nulls);
+/*
+ * A page of a List operation from the last SPI query, which asked for
+ * page_size + 1 rows of (summary jsonb, position int8): {"<list_key>": [the
+ * first page_size summaries], "NextToken": token(position of the last one)
+ * when there was one more row}.
+ */
+extern Jsonb *RqListPage(const char *list_key, int64 page_size, char *(*token) (int64 position));
 
 #endif
