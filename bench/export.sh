@@ -58,8 +58,8 @@ copy_once() {
 	echo "$t1 - $t0" | bc -l
 }
 # one export, timed from the request to COMPLETED; the job's peak memory sampled meanwhile
-export_once() {   # prefix -> seconds (and VmHWM in kB on fd 3)
-	local arn t0 t1 st pid hwm=0 h
+export_once() {   # prefix -> seconds (VmHWM and the peak RssAnon in kB in $DIR/hwm, $DIR/anon)
+	local arn t0 t1 st pid hwm=0 h anon=0 a
 	t0=$(now)
 	arn=$(q "SELECT dynindex.export_table('BenchExport', 'bench', '$1')")
 	while :; do
@@ -69,25 +69,30 @@ export_once() {   # prefix -> seconds (and VmHWM in kB on fd 3)
 		if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
 			h=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
 			[ "${h:-0}" -gt "$hwm" ] && hwm=$h
+			# its own pages (VmHWM also counts the shared buffers it touched)
+			a=$(awk '/RssAnon/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+			[ "${a:-0}" -gt "$anon" ] && anon=$a
 		fi
 		sleep 0.05
 	done
 	t1=$(now)
 	[ "$st" = COMPLETED ] || { echo "export $st: $(q "SELECT failure_code || ': ' || failure_message FROM dynindex.exports WHERE export_arn = '$arn'")" >&2; exit 1; }
 	echo "$hwm" > "$DIR/hwm"
+	echo "$anon" > "$DIR/anon"
 	echo "$t1 - $t0" | bc -l
 }
 # ROUNDS rounds, COPY and export alternating (the machine's load changes): the best of each
-copy_s=999999; exp_s=999999; hwm=0
+copy_s=999999; exp_s=999999; hwm=0; anon=0
 for ((r = 1; r <= ROUNDS; r++)); do
-	c=$(copy_once); e=$(export_once "run$r"); h=$(cat "$DIR/hwm")
-	echo "round $r: COPY TO $c s, export $e s, job peak RSS $((h / 1024)) MB" >&2
+	c=$(copy_once); e=$(export_once "run$r"); h=$(cat "$DIR/hwm"); a=$(cat "$DIR/anon")
+	echo "round $r: COPY TO $c s, export $e s, job peak RSS $((h / 1024)) MB (own pages, RssAnon: $((a / 1024)) MB)" >&2
+	[ "$a" -gt "$anon" ] && anon=$a
 	[ "$(echo "$c < $copy_s" | bc)" = 1 ] && copy_s=$c
 	[ "$(echo "$e < $exp_s" | bc)" = 1 ] && exp_s=$e
 	[ "$h" -gt "$hwm" ] && hwm=$h
 done
-printf 'export: %d items; COPY TO %.2f s (%d items/s); export %.2f s (%d items/s); ratio %.2f; job peak RSS %d MB\n' \
-	"$N" "$copy_s" "$(echo "$N / $copy_s" | bc)" "$exp_s" "$(echo "$N / $exp_s" | bc)" "$(echo "$copy_s / $exp_s" | bc -l)" "$((hwm / 1024))"
+printf 'export: %d items; COPY TO %.2f s (%d items/s); export %.2f s (%d items/s); ratio %.2f; job peak RSS %d MB, RssAnon %d MB\n' \
+	"$N" "$copy_s" "$(echo "$N / $copy_s" | bc)" "$exp_s" "$(echo "$N / $exp_s" | bc)" "$(echo "$copy_s / $exp_s" | bc -l)" "$((hwm / 1024))" "$((anon / 1024))"
 
 # writers alone, then with exports running back to back
 cat > "$DIR/put.sql" <<'SQL'
