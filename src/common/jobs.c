@@ -26,21 +26,10 @@ static bool callback_registered = false;
 bool
 DynJobLaunch(Oid dboid, int64 job_id)
 {
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, DYN_JOB_MAIN);
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex job %lld", (long long) job_id);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex job");
-	bgw.bgw_main_arg = Int64GetDatum(job_id);
-	memcpy(bgw.bgw_extra, &dboid, sizeof(Oid));
-	bgw.bgw_notify_pid = 0;
-	return RegisterDynamicBackgroundWorker(&bgw, &handle);
+	snprintf(name, sizeof(name), "dynindex job %lld", (long long) job_id);
+	return DynStartDatabaseWorker(DYN_JOB_MAIN, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
 }
 
 /* At commit, start the processes of the jobs the transaction recorded. */

@@ -122,3 +122,26 @@ DynWorkerAnnounceApplied(Oid dboid)
 	if (cv)
 		ConditionVariableBroadcast(cv);
 }
+
+/* Register a dynamic background worker connected to a database (wakeup.h). */
+bool
+DynStartDatabaseWorker(const char *function, const char *type, const char *name,
+					   Datum arg, const void *extra, Size extra_len, pid_t notify_pid)
+{
+	BackgroundWorker bgw;
+	BackgroundWorkerHandle *handle;
+
+	memset(&bgw, 0, sizeof(bgw));
+	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	bgw.bgw_restart_time = BGW_NEVER_RESTART;
+	strlcpy(bgw.bgw_library_name, "dynindex", BGW_MAXLEN);
+	strlcpy(bgw.bgw_function_name, function, BGW_MAXLEN);
+	strlcpy(bgw.bgw_name, name, BGW_MAXLEN);
+	strlcpy(bgw.bgw_type, type, BGW_MAXLEN);
+	bgw.bgw_main_arg = arg;
+	if (extra)
+		memcpy(bgw.bgw_extra, extra, Min(extra_len, (Size) BGW_EXTRALEN));
+	bgw.bgw_notify_pid = notify_pid;
+	return RegisterDynamicBackgroundWorker(&bgw, &handle);
+}

@@ -13,6 +13,7 @@
 #define DYNINDEX_WAKEUP_H
 
 #include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/condition_variable.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
@@ -22,6 +23,17 @@
 #include "common/pg_compat.h"
 
 #define MAX_DB_SLOTS 64
+
+/*
+ * Register a dynamic background worker of dynindex.so that connects to a
+ * database: function is its entry point, type its bgw_type, name its
+ * bgw_name, arg its main argument, extra (extra_len bytes, or NULL) its
+ * bgw_extra, notify_pid who is told of its start and exit (0: nobody).
+ * Never restarted by the postmaster.  false when no slot is free
+ * (max_worker_processes).
+ */
+extern bool DynStartDatabaseWorker(const char *function, const char *type, const char *name,
+								   Datum arg, const void *extra, Size extra_len, pid_t notify_pid);
 
 /* The worker of one database. */
 typedef struct WorkerSlot

@@ -44,6 +44,7 @@
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "common/json.h"
+#include "common/wakeup.h"
 #include "replication/replication.h"
 #include "security/security.h"
 #include "storage/storage.h"
@@ -450,21 +451,11 @@ dynindex_apply_main(Datum arg)
 static void
 start_apply(const char *region)
 {
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_apply_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex apply %s", region);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex apply");
-	bgw.bgw_main_arg = ObjectIdGetDatum(MyDatabaseId);
-	strlcpy(bgw.bgw_extra, region, BGW_EXTRALEN);
-	bgw.bgw_notify_pid = 0;
-	(void) RegisterDynamicBackgroundWorker(&bgw, &handle);
+	snprintf(name, sizeof(name), "dynindex apply %s", region);
+	(void) DynStartDatabaseWorker("dynindex_apply_main", "dynindex apply", name,
+								  ObjectIdGetDatum(MyDatabaseId), region, strlen(region) + 1, 0);
 }
 
 /*

@@ -185,20 +185,11 @@ DynWorkerInit(void)
 static void
 start_worker(WorkerSlot *slot)
 {
-	BackgroundWorker bgw;
-	BackgroundWorkerHandle *handle;
+	char		name[BGW_MAXLEN];
 
-	memset(&bgw, 0, sizeof(bgw));
-	bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-	bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	bgw.bgw_restart_time = BGW_NEVER_RESTART;
-	snprintf(bgw.bgw_library_name, BGW_MAXLEN, "dynindex");
-	snprintf(bgw.bgw_function_name, BGW_MAXLEN, "dynindex_worker_main");
-	snprintf(bgw.bgw_name, BGW_MAXLEN, "dynindex worker %u", slot->dboid);
-	snprintf(bgw.bgw_type, BGW_MAXLEN, "dynindex worker");
-	bgw.bgw_main_arg = ObjectIdGetDatum(slot->dboid);
-	bgw.bgw_notify_pid = MyProcPid;
-	if (RegisterDynamicBackgroundWorker(&bgw, &handle))
+	snprintf(name, sizeof(name), "dynindex worker %u", slot->dboid);
+	if (DynStartDatabaseWorker("dynindex_worker_main", "dynindex worker", name,
+							   ObjectIdGetDatum(slot->dboid), NULL, 0, MyProcPid))
 		slot->started = true;
 	else
 	{
