@@ -482,3 +482,39 @@ COMMENT ON FUNCTION dynindex.replication_status() IS
     'Per declared region: this server''s slot for it (streaming, WAL bytes not yet confirmed), how far its changes are applied here and their latency, last and average, since the server started (administrators only)';
 REVOKE ALL ON FUNCTION dynindex.replication_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_status() TO dynindex_admin;
+-- == global tables: replicas added and removed through UpdateTable ReplicaUpdates ==
+-- (src/api/tables_replicas.c asks, src/replication/replica.c does it as a background
+-- job; docs/global-tables.md).  One row per job; the replica's own state is its row
+-- in dynindex.replicas (CREATING, ACTIVE, DELETING, CREATION_FAILED).
+CREATE TABLE dynindex.replica_jobs (
+    job_id      bigint PRIMARY KEY REFERENCES dynindex.jobs,
+    table_name  text NOT NULL,
+    region_name text NOT NULL,
+    action      text NOT NULL CHECK (action IN ('Create', 'Delete')),
+    failure     text
+);
+REVOKE ALL ON dynindex.replica_jobs FROM PUBLIC;
+COMMENT ON TABLE dynindex.replica_jobs IS 'ReplicaUpdates Create and Delete jobs: the table, the region, why one failed (internal).';
+CREATE FUNCTION dynindex._replica_slot(region_name text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_slot' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_slot(text) IS
+    'Create this server''s logical slot for a declared region unless it exists (internal: the replica job; superusers only)';
+CREATE FUNCTION dynindex._replica_join(table_name text, region_name text, status text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_join' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_join(text, text, text) IS
+    'Record a replica of a table in a declared region with a status, after every writer of the table that could have missed it has finished (internal: the replica job; superusers only)';
+CREATE FUNCTION dynindex._replica_leave(table_name text, region_name text)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_leave' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_leave(text, text) IS
+    'Forget a replica of a table, and drop this server''s slot for the region when no table needs it any more (internal: the replica job; superusers only)';
+CREATE FUNCTION dynindex._replica_copy_query(table_name text)
+RETURNS text AS 'MODULE_PATHNAME', 'dynindex_replica_copy_query' LANGUAGE C STABLE STRICT;
+COMMENT ON FUNCTION dynindex._replica_copy_query(text) IS
+    'The query that reads every item of a table with its replication stamp, and its tombstones, for the initial copy of a new replica (internal; superusers only)';
+CREATE FUNCTION dynindex._replica_apply(table_name text, source_region text, batch jsonb)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dynindex_replica_apply' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_apply(text, text, jsonb) IS
+    'Apply a batch of the initial copy of a replica: last writer wins on (stamp, region), as the apply worker (internal: the replica job; superusers only)';
+REVOKE ALL ON FUNCTION dynindex._replica_slot(text), dynindex._replica_join(text, text, text),
+    dynindex._replica_leave(text, text), dynindex._replica_copy_query(text),
+    dynindex._replica_apply(text, text, jsonb) FROM PUBLIC;

@@ -63,7 +63,8 @@ extern void DynTablesCreateIndex(const char *table, int64 num, int position, boo
 extern Jsonb *DynTablesOnDemandMerge(Jsonb *current, JsonbValue *request, bool show_removed);
 
 /* tables_replicas.c */
-extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates);
+extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, char **create, char **remove);
+extern void DynTablesApplyReplicaUpdates(DynTable *t, const char *create, const char *remove);
 extern void DynTablesCheckConsistency(JsonbContainer *r);
 
 /* tables.c */

@@ -332,10 +332,17 @@ Jsonb *
 DynDescribeTable(Jsonb *req)
 {
 	DynTable   *t;
+	ListCell   *lc;
 
 	RqValidate(req, DynDescribeTableFields);
 	t = DynCatalogGetTableOrNotFound(RqGetString(&req->root, "TableName"));
 
 	/* a table an import is loading is CREATING until every item is in (docs/import-export.md) */
-	return DynTablesWrap("Table", DynTablesDescribe(t, t->importing ? "CREATING" : "ACTIVE", true));
+	if (t->importing)
+		return DynTablesWrap("Table", DynTablesDescribe(t, "CREATING", true));
+	/* UPDATING while a replica is being created or deleted (docs/global-tables.md) */
+	foreach(lc, DynReplicationReplicas(t))
+		if (strstr(lfirst(lc), "\tCREATING") || strstr(lfirst(lc), "\tDELETING"))
+			return DynTablesWrap("Table", DynTablesDescribe(t, "UPDATING", true));
+	return DynTablesWrap("Table", DynTablesDescribe(t, "ACTIVE", true));
 }

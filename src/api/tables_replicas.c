@@ -1,30 +1,63 @@
 /*
  * tables_replicas.c — UpdateTable's ReplicaUpdates (global tables, version 2019.11.21):
- * the checks of each ReplicationGroupUpdate, with DynamoDB's messages (docs/errors.md).
+ * the checks of each ReplicationGroupUpdate, with DynamoDB's messages (docs/errors.md),
+ * and the request side of a Create or Delete (the job: replication/replica.c).
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "utils/builtins.h"
 
 #include "api/request.h"
 #include "api/tables.h"
 #include "common/errors.h"
+#include "catalog/dyn_catalog.h"
+#include "common/jobs.h"
 #include "replication/replication.h"
+#include "streams/streams.h"
 
 /*
  * The regions a replica can be created in, for the "is not supported"
- * message: "[a, b]".  DynamoDB lists its regions; until replication is built
- * (docs/global-tables.md) dynindex can create replicas in none but its own.
+ * message: "[a, b]" — this server's and the declared ones, as DynamoDB
+ * lists the regions where global tables exist.
  */
 static char *
 supported_regions(void)
 {
-	return psprintf("[%s]", DynRegionLocal());
+	StringInfoData s;
+	ListCell   *lc;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "[%s", DynRegionLocal());
+	foreach(lc, DynRegionsDeclared())
+		appendStringInfo(&s, ", %s", (char *) lfirst(lc));
+	appendStringInfoChar(&s, ']');
+	return s.data;
 }
 
-/* Has table t a replica in region? */
+/* The status of table t's replica in region (NULL: none). */
+static char *
+replica_status(DynTable *t, const char *region)
+{
+	ListCell   *lc;
+
+	foreach(lc, DynReplicationReplicas(t))
+	{
+		char	   *r = lfirst(lc);
+		char	   *tab = strchr(r, '\t');
+
+		*tab = '\0';
+		if (strcmp(r, region) == 0)
+			return tab + 1;
+	}
+	return NULL;
+}
+
+/* Is a replica of table t being created or deleted? */
 static bool
-is_member(DynTable *t, const char *region)
+replica_in_transition(DynTable *t)
 {
 	ListCell   *lc;
 
@@ -32,8 +65,7 @@ is_member(DynTable *t, const char *region)
 	{
 		char	   *r = lfirst(lc);
 
-		*strchr(r, '\t') = '\0';
-		if (strcmp(r, region) == 0)
+		if (strstr(r, "\tCREATING") || strstr(r, "\tDELETING"))
 			return true;
 	}
 	return false;
@@ -43,18 +75,18 @@ is_member(DynTable *t, const char *region)
  * Check ReplicaUpdates: every element names exactly one action and another
  * region of the deployment (declared with dynindex.set_region); a Create
  * names a region the table has no replica in yet, an Update or Delete one it
- * has.  What would then change something is not built (creating a replica
- * copies the table there; deleting or updating one): it is refused as
- * DynamoDB refuses a region it cannot replicate to, never answered UPDATING
- * with nothing done (docs/global-tables.md).  Every element fails here.
+ * has.  *create or *remove is set to the region of the Create or Delete
+ * accepted (one per request; docs/global-tables.md); an Update is refused
+ * (not built) as DynamoDB refuses a region it cannot replicate to.
  */
 void
-DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
+DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, char **create, char **remove)
 {
 	JsonbValue *elems;
 	int			n;
 	int			i;
 
+	*create = *remove = NULL;
 	elems = RqArrayElems(updates, &n);
 	for (i = 0; i < n; i++)
 	{
@@ -65,7 +97,7 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 		int			kind = 0;
 		int			k;
 		char	   *region;
-		bool		member;
+		char	   *status;
 
 		if (elems[i].type != jbvBinary || JsonContainerSize(elems[i].val.binary.data) == 0)
 			DynValidationError("There are no actions specified in the Replica Update Action of the request.");
@@ -93,17 +125,63 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates)
 			elog(ERROR, "replica update without a region");
 		if (strcmp(region, DynRegionLocal()) == 0)
 			DynValidationError("Cannot add, delete, or update the local region through ReplicaUpdates. Use CreateTable, DeleteTable, or UpdateTable as required.");
-		member = is_member(t, region);
-		if (kind == 0 && member)
+		status = replica_status(t, region);
+		if (kind == 0 && status)
 			DynValidationError("Failed to create a the new replica of table with name: ‘%s’ because one or more replicas already existed as tables.",
 							   t->name);
-		if (!DynRegionIsDeclared(region) || kind == 0 || member)
+		if (!DynRegionIsDeclared(region))
 			DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
 							   region, supported_regions());
-		/* Update, Delete of a region the table has no replica in */
-		DynValidationError("Update global table operation failed because one or more replicas were not part of the global table. "
-						   "Please retry the request without these replicas: [%s].", region);
+		if (kind != 0 && status == NULL)
+			DynValidationError("Update global table operation failed because one or more replicas were not part of the global table. "
+							   "Please retry the request without these replicas: [%s].", region);
+		/* an Update of a replica: not built (docs/global-tables.md) */
+		if (kind == 1)
+			DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
+							   region, supported_regions());
+		/* dynindex's own limit: one replica created or deleted at a time */
+		if (*create || *remove)
+			DynValidationError("One or more parameter values were invalid: dynindex creates or deletes one replica per UpdateTable request");
+		if (kind == 0)
+			*create = region;
+		else
+			*remove = region;
 	}
+	if ((*create || *remove) && replica_in_transition(t))
+		DynError(DYN_ERR_RESOURCE_IN_USE, "Attempt to change a resource which is still in use: Table is being updated: %s", t->name);
+}
+
+/*
+ * Do the accepted Create or Delete: the replica CREATING or DELETING, and a
+ * job of kind "replica" that does the work after this transaction commits
+ * (replication/replica.c).  A Create turns the table's stream on
+ * (NEW_AND_OLD_IMAGES) if it has none, as DynamoDB does for a global table.
+ */
+void
+DynTablesApplyReplicaUpdates(DynTable *t, const char *create, const char *remove)
+{
+	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[4];
+	int64		job;
+
+	if (create == NULL && remove == NULL)
+		return;
+	if (create && t->stream.id == 0)
+		DynStreamEnable(t, DYN_STREAM_NEW_AND_OLD_IMAGES);
+	job = DynJobSubmit("replica");
+	args[0] = Int64GetDatum(job);
+	args[1] = CStringGetTextDatum(t->name);
+	args[2] = CStringGetTextDatum(create ? create : remove);
+	args[3] = CStringGetTextDatum(create ? "Create" : "Delete");
+	if (SPI_execute_with_args("INSERT INTO dynindex.replica_jobs (job_id, table_name, region_name, action) VALUES ($1, $2, $3, $4)",
+							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the replica job");
+	if (SPI_execute_with_args(create ?
+							  "INSERT INTO dynindex.replicas (table_name, region_name, status) VALUES ($2, $3, 'CREATING')" :
+							  "UPDATE dynindex.replicas SET status = 'DELETING' WHERE table_name = $2 AND region_name = $3",
+							  4, types, args, NULL, false, 0) < 0)
+		elog(ERROR, "could not record the replica");
+	DynCatalogChanged();
 }
 
 /*

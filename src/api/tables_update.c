@@ -372,6 +372,8 @@ DynUpdateTable(Jsonb *req)
 	JsonbValue *odt = RqGet(r, "OnDemandThroughput");
 	bool		to_provisioned;
 	const char *const *opt;
+	char	   *replica_create = NULL;
+	char	   *replica_delete = NULL;
 
 	RqValidate(req, DynUpdateTableFields);
 	updates = RqArrayElems(RqGet(r, "GlobalSecondaryIndexUpdates"), &nupdates);
@@ -433,7 +435,7 @@ DynUpdateTable(Jsonb *req)
 	t = DynTablesForChange(RqGetString(r, "TableName"));
 	DynTablesCheckConsistency(r);
 	if (RqGet(r, "ReplicaUpdates"))
-		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"));
+		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"), &replica_create, &replica_delete);
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
@@ -563,6 +565,7 @@ DynUpdateTable(Jsonb *req)
 		DynStreamEnable(t, view);
 	else if (stream)
 		DynStreamDisable(t);
+	DynTablesApplyReplicaUpdates(t, replica_create, replica_delete);
 
 	if (index_change)
 	{

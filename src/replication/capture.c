@@ -33,32 +33,48 @@
 /* Set by the apply worker while it applies a change of another region. */
 DynReplicationApply DynReplicationApplying;
 
-/* The replicated tables' numbers, as of catalog generation cached_gen. */
+/*
+ * The numbers of the tables replicated to another region (a replica not
+ * CREATION_FAILED: their writes are captured) and of the tables with any
+ * replica row (DescribeTable shows them), as of catalog generation
+ * cached_gen.
+ */
 static List *replicated = NIL;
+static List *listed = NIL;
 static uint64 cached_gen = 0;
 static bool cached = false;
 
-/* Read the numbers of the replicated tables (none before version 0.3). */
+/*
+ * Read the numbers of the replicated tables (none before version 0.3), in a
+ * new snapshot (not read-only SPI): a writer that waited for a replica's
+ * _replica_join (replica.c) to commit must see its row, and UpdateTable the
+ * row it has just written.
+ */
 static void
 load_replicated(void)
 {
 	DynSecurityState sec;
 	MemoryContext outer = CurrentMemoryContext;
 	List	   *nums = NIL;
+	List	   *all = NIL;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);
-	if (SPI_execute("SELECT DISTINCT t.num FROM dynindex.replicas r JOIN dynindex.tables t USING (table_name)",
-					true, 0) == SPI_OK_SELECT)
+	if (SPI_execute("SELECT t.num, bool_or(r.status <> 'CREATION_FAILED') FROM dynindex.replicas r "
+					"JOIN dynindex.tables t USING (table_name) GROUP BY t.num",
+					false, 0) == SPI_OK_SELECT)
 	{
 		for (uint64 i = 0; i < SPI_processed; i++)
 		{
 			bool		isnull;
 			int64		n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull));
+			bool		capturing = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2, &isnull));
 			MemoryContext spi = MemoryContextSwitchTo(TopMemoryContext);
 
-			nums = lappend_int(nums, (int) n);
+			all = lappend_int(all, (int) n);
+			if (capturing)
+				nums = lappend_int(nums, (int) n);
 			MemoryContextSwitchTo(spi);
 		}
 	}
@@ -66,22 +82,46 @@ load_replicated(void)
 	SPI_finish();
 	MemoryContextSwitchTo(outer);
 	replicated = nums;
+	listed = all;
+}
+
+/*
+ * Read the lists again when the catalog generation changed, or while the
+ * catalog is stale (an invalidation arrived during this request: a writer
+ * that waited for _replica_join's lock reads the committed rows).
+ */
+static void
+refresh_replicated(void)
+{
+	bool		stale = DynCatalogIsStale();
+
+	if (!cached || cached_gen != DynCatalogGeneration() || stale)
+	{
+		list_free(replicated);
+		list_free(listed);
+		replicated = NIL;
+		listed = NIL;
+		if (DynRegionsCatalogPresent())
+			load_replicated();
+		cached_gen = DynCatalogGeneration();
+		cached = !stale;
+	}
 }
 
 /* Is table t replicated to another region? (cached per catalog generation) */
 bool
 DynReplicationIsReplicated(DynTable *t)
 {
-	if (!cached || cached_gen != DynCatalogGeneration())
-	{
-		list_free(replicated);
-		replicated = NIL;
-		if (DynRegionsCatalogPresent())
-			load_replicated();
-		cached_gen = DynCatalogGeneration();
-		cached = true;
-	}
+	refresh_replicated();
 	return list_member_int(replicated, (int) t->num);
+}
+
+/* Has table t replicas (any status)? */
+static bool
+has_replicas(DynTable *t)
+{
+	refresh_replicated();
+	return list_member_int(listed, (int) t->num);
 }
 
 /* Push a key attribute's value into the message. */
@@ -315,7 +355,7 @@ DynReplicationReplicas(DynTable *t)
 	Datum		args[1];
 	List	   *out = NIL;
 
-	if (!DynReplicationIsReplicated(t))
+	if (!has_replicas(t))
 		return NIL;
 	args[0] = CStringGetTextDatum(t->name);
 	if (SPI_connect() != SPI_OK_CONNECT)
@@ -323,7 +363,7 @@ DynReplicationReplicas(DynTable *t)
 	DynSecurityBeginInternal(&sec);
 	if (SPI_execute_with_args("SELECT region_name || E'\\t' || status FROM dynindex.replicas "
 							  "WHERE table_name = $1 ORDER BY region_name",
-							  1, types, args, NULL, true, 0) != SPI_OK_SELECT)
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dynindex.replicas");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{

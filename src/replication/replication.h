@@ -9,6 +9,8 @@
  * (its replication stamp, a logical decoding message), last writer wins,
  * the replicas of a table (dynindex.replicas).
  * decode.c: the output plugin "dynindex" the other regions stream.
+ * replica.c: adding and removing a replica (the job of ReplicaUpdates
+ * Create and Delete, and the internal functions the other servers run).
  * lag.c: the replication latency per source region (shared memory).
  * The apply of their changes is a driver: worker/apply.c.
  */
@@ -62,6 +64,10 @@ extern List *DynReplicationReplicas(DynTable *t);
 extern void DynReplicationForgetTable(DynTable *t);
 /* The slot a region's apply worker streams from, on the sending server. */
 extern char *DynReplicationSlotName(const char *region);
+
+/* replica.c: ReplicaUpdates Create and Delete, a job of kind "replica" (worker/jobs.c runs it) */
+extern void DynReplicaRun(int64 id);
+extern void DynReplicaFail(int64 id, const char *message);
 
 /* decode.c: the output plugin (_PG_output_plugin_init) */
 

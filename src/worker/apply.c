@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "libpq-fe.h"
@@ -308,17 +309,29 @@ connect_region(const char *region, const char *conninfo)
 	return conn;
 }
 
-/* The region's connection string, read again for each session (NULL: no longer declared). */
+/*
+ * The region's connection string, read again for each session (NULL: no
+ * longer declared, or no table of this database has a replica there any
+ * more: a removed replica's region is not streamed).
+ */
 static char *
 read_conninfo(const char *region)
 {
 	char	   *conninfo;
+	DynSecurityState sec;
 
 	StartTransactionCommand();
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	conninfo = DynRegionConninfo(region);
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT FROM dynindex.replicas WHERE region_name = $1 AND status <> 'CREATION_FAILED'",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(region)}, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replicas");
+	if (SPI_processed == 0)
+		conninfo = NULL;
+	DynSecurityEndInternal(&sec);
 	if (conninfo)
 		conninfo = MemoryContextStrdup(TopMemoryContext, conninfo);
 	SPI_finish();
@@ -434,7 +447,7 @@ dynindex_apply_main(Datum arg)
 		PGconn	   *conn;
 
 		if (conninfo == NULL)
-			proc_exit(0);		/* the region was dropped */
+			proc_exit(0);		/* the region was dropped, or its replicas removed */
 		conn = connect_region(region, conninfo);
 		pfree(conninfo);
 		if (conn)
@@ -481,7 +494,7 @@ DynApplyLaunch(void)
 			DynSecurityState sec;
 
 			DynSecurityBeginInternal(&sec);
-			if (SPI_execute("SELECT DISTINCT region_name FROM dynindex.replicas", true, 0) != SPI_OK_SELECT)
+			if (SPI_execute("SELECT DISTINCT region_name FROM dynindex.replicas WHERE status <> 'CREATION_FAILED'", true, 0) != SPI_OK_SELECT)
 				elog(ERROR, "could not read dynindex.replicas");
 			for (uint64 i = 0; i < SPI_processed; i++)
 			{
@@ -517,4 +530,103 @@ DynApplyLaunch(void)
 		LockRelease(&tag, ExclusiveLock, true);
 		start_apply(region);
 	}
+}
+
+PG_FUNCTION_INFO_V1(dynindex_replica_apply);
+
+/*
+ * dynindex._replica_apply(table_name, source_region, batch): apply a batch
+ * of the initial copy of a new replica (replication/replica.c), each element
+ * {"p", "s": the encoded key in base64, "i": the stored item (absent: a
+ * tombstone), "t": its stamp (null: never stamped, 0), "o": its region (null:
+ * source_region)}, with the apply worker's rule: a copied state wins only if
+ * its (stamp, region) is later than the stored one, so the copy and the
+ * streams can arrive in any order.  Not captured for other regions (they
+ * have it).  Returns the elements applied.
+ */
+Datum
+dynindex_replica_apply(PG_FUNCTION_ARGS)
+{
+	char	   *table = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Datum		source = PG_GETARG_DATUM(1);
+	Datum		batch = PG_GETARG_DATUM(2);
+	DynTable   *t;
+	SPITupleTable *tt;
+	uint64		n;
+	DynSecurityState sec;
+
+	if (!superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to copy items to a dynindex replica"),
+						errdetail("Only superusers may (UpdateTable ReplicaUpdates is the API).")));
+	DynCatalogRevalidate();
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	t = DynCatalogGetTableUnchecked(table);
+	if (t == NULL)
+		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT), errmsg("table \"%s\" does not exist", table)));
+	if (SPI_execute_with_args("SELECT pg_catalog.decode(e->>'p', 'base64'), pg_catalog.decode(e->>'s', 'base64'), e->'i', "
+							  "coalesce((e->>'t')::timestamptz, '2000-01-01 00:00:00+00'::timestamptz), coalesce(e->>'o', $2) "
+							  "FROM pg_catalog.jsonb_array_elements($1) e",
+							  2, (Oid[]) {JSONBOID, TEXTOID}, (Datum[]) {batch, source}, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the batch");
+	tt = SPI_tuptable;
+	n = SPI_processed;
+	DynStorageWritesBegin();
+	DynReplicationApplying.active = true;
+	PG_TRY();
+	{
+		for (uint64 i = 0; i < n; i++)
+		{
+			bool		isnull;
+			ApplyChange c;
+			DynWriteResult res;
+			Datum		item;
+			DynKey		raw;
+
+			raw.hash = raw.range = NULL;
+			raw.pk = DatumGetByteaP(SPI_getbinval(tt->vals[i], tt->tupdesc, 1, &isnull));
+			raw.sk = DatumGetByteaP(SPI_getbinval(tt->vals[i], tt->tupdesc, 2, &isnull));
+			item = SPI_getbinval(tt->vals[i], tt->tupdesc, 3, &isnull);
+			if (!isnull && JB_ROOT_IS_SCALAR(DatumGetJsonbP(item)))
+				isnull = true;	/* a JSON null: a tombstone */
+			{
+				bool		n2;
+
+				c.stamp = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &n2));
+				c.region = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 5, &n2));
+			}
+			if (!isnull)
+			{
+				c.item = DynItemFromStored(DatumGetJsonbP(item));
+				DynWriteKeyFromItem(t, c.item, &c.key);
+			}
+			else
+			{
+				DynStoredItem old;
+
+				/* a tombstone: its key's values come from the item it deletes, if there is one */
+				c.item = NULL;
+				if (!DynStorageGet(t, &raw, true, &old))
+				{
+					if (DynReplicationIsNewer(t, &raw, c.stamp, c.region))
+						DynReplicationStamp(t, &raw, true, c.stamp, c.region, true);
+					continue;
+				}
+				DynWriteKeyFromItem(t, DynItemFromStored(old.item), &c.key);
+			}
+			DynWriteModify(t, &c.key, apply_mutator, &c, "Item size has exceeded the maximum allowed size", 0, &res);
+			CHECK_FOR_INTERRUPTS();
+		}
+	}
+	PG_FINALLY();
+	{
+		DynReplicationApplying.active = false;
+		DynStorageWritesEnd();
+	}
+	PG_END_TRY();
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	PG_RETURN_INT64((int64) n);
 }

@@ -41,6 +41,7 @@
 #include "common/wakeup.h"
 #include "exchange/export.h"
 #include "exchange/import.h"
+#include "replication/replication.h"
 #include "worker/jobs.h"
 
 /* Attempts (process starts) after which an interrupted job fails. */
@@ -57,6 +58,7 @@ typedef struct JobKind
 static const JobKind job_kinds[] = {
 	{"import", DynImportRun, DynImportFail},	/* src/exchange/import.c */
 	{"export", DynExportRun, DynExportFail},	/* src/exchange/export.c */
+	{"replica", DynReplicaRun, DynReplicaFail},	/* src/replication/replica.c */
 	{NULL, NULL, NULL}
 };
 

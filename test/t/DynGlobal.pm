@@ -12,10 +12,24 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
 
-our @EXPORT = qw(region_node global_pair api items converged);
+our @EXPORT = qw(region_node global_pair api items converged bare_region_node declare_both table_items tables_converged replica_state);
 
 # A started server of region $region with dynindex preloaded, logical decoding on and table Glob.
 sub region_node
+{
+	my ($name, $region) = @_;
+	my $n = bare_region_node($name, $region);
+
+	$n->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Glob","BillingMode":"PAY_PER_REQUEST",
+	  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
+	  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"},{"AttributeName":"g","AttributeType":"S"}],
+	  "GlobalSecondaryIndexes":[{"IndexName":"byG","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}],
+	  "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}')});
+	return $n;
+}
+
+# A started server of region $region with dynindex preloaded and logical decoding on, no table.
+sub bare_region_node
 {
 	my ($name, $region) = @_;
 	my $n = PostgreSQL::Test::Cluster->new($name);
@@ -33,11 +47,6 @@ sub region_node
 		$n->reload;
 	}
 	$n->safe_psql('postgres', 'CREATE EXTENSION dynindex');
-	$n->safe_psql('postgres', q{SELECT dynindex.api('CreateTable', '{"TableName":"Glob","BillingMode":"PAY_PER_REQUEST",
-	  "KeySchema":[{"AttributeName":"pk","KeyType":"HASH"},{"AttributeName":"sk","KeyType":"RANGE"}],
-	  "AttributeDefinitions":[{"AttributeName":"pk","AttributeType":"S"},{"AttributeName":"sk","AttributeType":"N"},{"AttributeName":"g","AttributeType":"S"}],
-	  "GlobalSecondaryIndexes":[{"IndexName":"byG","KeySchema":[{"AttributeName":"g","KeyType":"HASH"}],"Projection":{"ProjectionType":"ALL"}}],
-	  "StreamSpecification":{"StreamEnabled":true,"StreamViewType":"NEW_AND_OLD_IMAGES"}}')});
 	return $n;
 }
 
@@ -95,6 +104,50 @@ sub converged
 	}
 	diag('us-east-1 and eu-west-1 differ');
 	return 0;
+}
+
+# Every server of @nodes ([node, region] pairs) declares every other one.
+sub declare_both
+{
+	my (@nodes) = @_;
+	for my $a (@nodes)
+	{
+		for my $b (@nodes)
+		{
+			declare($a->[0], $b->[1], $b->[0]) if $a != $b;
+		}
+	}
+}
+
+# Every item of $table on $n (keys pk S and sk N), in key order, as one string.
+sub table_items
+{
+	my ($n, $table) = @_;
+	return $n->safe_psql('postgres', qq{SELECT coalesce(string_agg(i::text, E'\\n' ORDER BY i->'pk'->>'S', (i->'sk'->>'N')::numeric), '')
+	  FROM dynindex.read_all('Scan', '{"TableName":"$table","ConsistentRead":true}') i});
+}
+
+# Wait until every node of @$nodes holds the same items of $table; true if they did within $secs seconds.
+sub tables_converged
+{
+	my ($nodes, $table, $secs) = @_;
+	for (1 .. 10 * ($secs // 60))
+	{
+		my $first = table_items($nodes->[0], $table);
+		return 1 if !grep { table_items($_, $table) ne $first } @$nodes[1 .. $#$nodes];
+		usleep(100_000);
+	}
+	diag("the regions differ on $table");
+	return 0;
+}
+
+# "TableStatus Region:ReplicaStatus ..." of $table as DescribeTable shows it on $n.
+sub replica_state
+{
+	my ($n, $table) = @_;
+	return $n->safe_psql('postgres', qq{SELECT d->>'TableStatus' || coalesce(' ' || (SELECT string_agg((r->>'RegionName') || ':' || (r->>'ReplicaStatus'), ' ' ORDER BY r->>'RegionName')
+	  FROM jsonb_array_elements(d->'Replicas') r), '')
+	  FROM (SELECT dynindex.api('DescribeTable', '{"TableName":"$table"}')->'Table' AS d) s});
 }
 
 1;
