@@ -476,10 +476,11 @@ COMMENT ON FUNCTION dynindex._replicate_table(text, text) IS
 REVOKE ALL ON FUNCTION dynindex._replicate_table(text, text) FROM PUBLIC;
 CREATE FUNCTION dynindex.replication_status(OUT region_name text, OUT slot_name text, OUT streaming boolean,
     OUT pending_bytes numeric, OUT applied_lsn pg_lsn, OUT replication_latency_ms double precision,
-    OUT replication_latency_avg_ms double precision, OUT applied_changes bigint, OUT last_applied_at timestamptz)
+    OUT replication_latency_avg_ms double precision, OUT applied_changes bigint, OUT last_applied_at timestamptz,
+    OUT pending_replication_count bigint, OUT pending_count_exact boolean)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_replication_status' LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION dynindex.replication_status() IS
-    'Per declared region: this server''s slot for it (streaming, WAL bytes not yet confirmed), how far its changes are applied here and their latency, last and average, since the server started (administrators only)';
+    'Per declared region: this server''s slot for it (streaming, WAL bytes and item changes not yet applied there), how far its changes are applied here and their latency, last and average, since the server started (administrators only)';
 REVOKE ALL ON FUNCTION dynindex.replication_status() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_status() TO dynindex_admin;
 -- == global tables: replicas added and removed through UpdateTable ReplicaUpdates ==
@@ -518,3 +519,13 @@ COMMENT ON FUNCTION dynindex._replica_apply(text, text, jsonb) IS
 REVOKE ALL ON FUNCTION dynindex._replica_slot(text), dynindex._replica_join(text, text, text),
     dynindex._replica_leave(text, text), dynindex._replica_copy_query(text),
     dynindex._replica_apply(text, text, jsonb) FROM PUBLIC;
+-- ReplicationLatency and PendingReplicationCount per pair of regions, for the
+-- endpoints' Prometheus export (dynindex_replication_<column>, the regions as labels).
+CREATE FUNCTION dynindex.replication_metrics(OUT source_region text, OUT receiving_region text,
+    OUT latency_ms double precision, OUT latency_avg_ms double precision, OUT applied_changes bigint,
+    OUT pending_count bigint, OUT pending_count_exact integer, OUT pending_bytes numeric)
+RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_replication_metrics' LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION dynindex.replication_metrics() IS
+    'Per declared region: the latency of its changes applied here (source_region it, receiving_region this one) and the item changes made here it has not applied (source_region this one), for monitoring (administrators and pg_monitor)';
+REVOKE ALL ON FUNCTION dynindex.replication_metrics() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_monitor;

@@ -220,13 +220,22 @@ counter_column(const char *col)
 	return false;
 }
 
+/* Does this column of dynindex.replication_metrics() count up?  (pending_count is a gauge.) */
+static bool
+replication_counter_column(const char *col)
+{
+	return strcmp(col, "applied_changes") == 0;
+}
+
 /*
- * A view's rows (dynindex.table_metrics, dynindex.contributor_insights_top):
- * one sample per numeric column and row, named prefix + column, labelled
- * with the row's text columns (table, index, ...).
+ * A view's rows (dynindex.table_metrics, dynindex.contributor_insights_top,
+ * dynindex.replication_metrics()): one sample per numeric column and row,
+ * named prefix + column, labelled with the row's text columns (table,
+ * index, ...); a counter when is_counter says so by the column's name.
  */
 static void
-write_view_metrics(Buf *b, PGresult *res, const char *prefix, const char *help)
+write_view_metrics(Buf *b, PGresult *res, const char *prefix, const char *help,
+				   bool (*is_counter) (const char *col))
 {
 	int			nf = PQnfields(res);
 	int			nt = PQntuples(res);
@@ -238,7 +247,7 @@ write_view_metrics(Buf *b, PGresult *res, const char *prefix, const char *help)
 		if (!numeric_type(PQftype(res, f)))
 			continue;
 		metric_name(name, sizeof(name), prefix, PQfname(res, f));
-		header(b, name, counter_column(PQfname(res, f)) ? "counter" : "gauge", help);
+		header(b, name, is_counter(PQfname(res, f)) ? "counter" : "gauge", help);
 		for (int r = 0; r < nt; r++)
 		{
 			bool		first = true;
@@ -383,7 +392,7 @@ write_pool(Buf *b)
 
 /* The whole exposition text. */
 static char *
-render(PGresult *table_res, int table_state, PGresult *ci_res, size_t *len)
+render(PGresult *table_res, int table_state, PGresult *ci_res, PGresult *repl_res, size_t *len)
 {
 	static Counters total;		/* static: about 90 KB */
 	Counters   *t = &total;
@@ -454,10 +463,16 @@ render(PGresult *table_res, int table_state, PGresult *ci_res, size_t *len)
 		   "1: dynindex.table_metrics was read for this scrape; 0: the view does not exist; -1: the query failed");
 	buf_printf(&b, "dynindex_gateway_table_metrics_up %d\n", table_state);
 	if (table_res)
-		write_view_metrics(&b, table_res, "dynindex_table_", "column of the view dynindex.table_metrics");
+		write_view_metrics(&b, table_res, "dynindex_table_", "column of the view dynindex.table_metrics",
+						   counter_column);
 	if (ci_res)
 		write_view_metrics(&b, ci_res, "dynindex_contributor_insights_",
-						   "Contributor Insights: a top key's count (view dynindex.contributor_insights_top)");
+						   "Contributor Insights: a top key's count (view dynindex.contributor_insights_top)",
+						   counter_column);
+	if (repl_res)
+		write_view_metrics(&b, repl_res, "dynindex_replication_",
+						   "global tables, per pair of regions (column of dynindex.replication_metrics())",
+						   replication_counter_column);
 	return buf_steal(&b, len);
 }
 
@@ -469,19 +484,45 @@ typedef struct Scrape
 	int			table_state;
 	PGresult   *res;
 	PGresult   *ci_res;			/* dynindex.contributor_insights_top, when there */
+	PGresult   *repl_res;		/* dynindex.replication_metrics(), when there */
 } Scrape;
 
-/* The Contributor Insights query finished (a database before 0.3 has no view: nothing). */
+/* The replication query finished (a database before 0.3 has no function: nothing). */
 static void
-scrape_ci_done(DbJob *j)
+scrape_repl_done(DbJob *j)
 {
 	Scrape	   *s = j->arg;
 
 	s->done = true;
 	if (j->pgres && PQresultStatus(j->pgres) == PGRES_TUPLES_OK)
 	{
+		s->repl_res = j->pgres;
+		j->pgres = NULL;
+	}
+	MHD_resume_connection(s->c);
+	mhd_resumed();
+}
+
+/* The Contributor Insights query finished (a database before 0.3 has no view: nothing); then replication's. */
+static void
+scrape_ci_done(DbJob *j)
+{
+	Scrape	   *s = j->arg;
+	DbJob	   *repl;
+
+	s->done = true;
+	if (j->pgres && PQresultStatus(j->pgres) == PGRES_TUPLES_OK)
+	{
 		s->ci_res = j->pgres;
 		j->pgres = NULL;
+		repl = db_job_new(JOB_SQL, scrape_repl_done, s);
+		if (repl != NULL)
+		{
+			s->done = false;
+			repl->sql = "SELECT * FROM dynindex.replication_metrics()";
+			db_submit(repl);
+			return;
+		}
 	}
 	MHD_resume_connection(s->c);
 	mhd_resumed();
@@ -571,7 +612,7 @@ metrics_handler(void *cls, struct MHD_Connection *c, const char *url,
 	if (!s->done)
 		return MHD_YES;
 	scrapes++;
-	body = render(s->res, s->table_state, s->ci_res, &len);
+	body = render(s->res, s->table_state, s->ci_res, s->repl_res, &len);
 	if (body == NULL)
 		return MHD_NO;
 	r = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
@@ -602,6 +643,8 @@ scrape_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			PQclear(s->res);
 		if (s->ci_res)
 			PQclear(s->ci_res);
+		if (s->repl_res)
+			PQclear(s->repl_res);
 		free(s);
 		*con_cls = NULL;
 	}

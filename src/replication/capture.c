@@ -10,9 +10,16 @@
  * applied change keeps the stamp it was made with.  A delete keeps its
  * stamp (a tombstone), so an older write arriving late does not bring the
  * item back.
+ *
+ * Numbering (PendingReplicationCount, lag.c): the changes a transaction
+ * logs are counted per subtransaction level, so that a rolled-back
+ * subtransaction's changes (whose messages are never decoded) do not count,
+ * and the commit records the transaction's count at its commit position.
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -32,6 +39,81 @@
 
 /* Set by the apply worker while it applies a change of another region. */
 DynReplicationApply DynReplicationApplying;
+
+/* The changes this transaction logged, and per open subtransaction level that logged some, the count before it. */
+typedef struct SubCount
+{
+	int			level;
+	uint64		before;
+} SubCount;
+
+static uint64 xact_changes = 0;
+static SubCount *sub_counts = NULL;
+static int	nsub = 0;
+static int	maxsub = 0;
+static bool count_callbacks = false;
+
+/* The top transaction ended: a commit records its count (lag.c). */
+static void
+count_xact_callback(XactEvent event, void *arg)
+{
+	if (event == XACT_EVENT_COMMIT && xact_changes > 0)
+		DynReplicationCountCommit(xact_changes, XactLastCommitEnd);
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT || event == XACT_EVENT_PREPARE ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		xact_changes = 0;
+		nsub = 0;
+	}
+}
+
+/* A subtransaction ended: an abort forgets its changes, a commit gives them to its parent. */
+static void
+count_subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (nsub == 0 || sub_counts[nsub - 1].level != level)
+		return;
+	if (event == SUBXACT_EVENT_ABORT_SUB)
+		xact_changes = sub_counts[--nsub].before;
+	else if (event == SUBXACT_EVENT_COMMIT_SUB)
+	{
+		if (level - 1 <= 1 || (nsub >= 2 && sub_counts[nsub - 2].level == level - 1))
+			nsub--;
+		else
+			sub_counts[nsub - 1].level = level - 1;
+	}
+}
+
+/* Count one change logged by this transaction. */
+static void
+count_change(void)
+{
+	int			level = GetCurrentTransactionNestLevel();
+
+	if (!count_callbacks)
+	{
+		RegisterXactCallback(count_xact_callback, NULL);
+		RegisterSubXactCallback(count_subxact_callback, NULL);
+		DynReplicationCountStart();
+		count_callbacks = true;
+	}
+	if (level > 1 && (nsub == 0 || sub_counts[nsub - 1].level < level))
+	{
+		if (nsub == maxsub)
+		{
+			maxsub = Max(8, maxsub * 2);
+			sub_counts = sub_counts ?
+				repalloc(sub_counts, maxsub * sizeof(SubCount)) :
+				MemoryContextAlloc(TopMemoryContext, maxsub * sizeof(SubCount));
+		}
+		sub_counts[nsub].level = level;
+		sub_counts[nsub].before = xact_changes;
+		nsub++;
+	}
+	xact_changes++;
+}
 
 /*
  * The numbers of the tables replicated to another region (a replica not
@@ -280,6 +362,7 @@ DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
 	msg = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
 	text = JsonbToCString(NULL, &msg->root, VARSIZE(msg));
 	LogLogicalMessage(DYN_REPLICATION_PREFIX, text, strlen(text), true, false);
+	count_change();
 }
 
 /* The slot a region's apply worker streams from, on the server that sends: dynindex_<region>. */
@@ -320,6 +403,7 @@ dynindex_replicate_table(PG_FUNCTION_ARGS)
 	if (!DynRegionIsDeclared(region))
 		ereport(ERROR, (errcode(ERRCODE_UNDEFINED_OBJECT),
 						errmsg("region \"%s\" is not declared", region)));
+	DynReplicationCountStart();	/* before the slot: its changes are all counted */
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);

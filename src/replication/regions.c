@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
+#include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 
 #include "common/arn.h"
@@ -332,13 +333,43 @@ dynindex_list_regions(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * The replication status of each declared region (SPI connected): its name,
+ * this server's slot for it, streaming, WAL bytes not confirmed, how far its
+ * changes are applied here (origin), and the slot's confirmed position when
+ * the slot is this database's (PendingReplicationCount is counted per
+ * database).
+ */
+#define STATUS_QUERY \
+	"SELECT r.region_name, s.slot_name::text, coalesce(s.active, false), " \
+	"CASE WHEN s.confirmed_flush_lsn IS NOT NULL THEN " \
+	"pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn) END, " \
+	"o.remote_lsn, " \
+	"CASE WHEN s.database = pg_catalog.current_database() THEN s.confirmed_flush_lsn END " \
+	"FROM dynindex.regions r " \
+	"LEFT JOIN pg_catalog.pg_replication_slots s " \
+	"ON s.slot_name = 'dynindex_' || pg_catalog.replace(r.region_name, '-', '_') " \
+	"LEFT JOIN pg_catalog.pg_replication_origin_status o ON o.external_id = 'dynindex_' || r.region_name " \
+	"ORDER BY r.region_name"
+
+/* PendingReplicationCount of the status row i (false: not counted). */
+static bool
+status_pending(uint64 i, int64 *count, bool *exact)
+{
+	bool		isnull;
+	Datum		confirmed = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 6, &isnull);
+
+	return !isnull && DynReplicationPendingCount(DatumGetLSN(confirmed), count, exact);
+}
+
 PG_FUNCTION_INFO_V1(dynindex_replication_status);
 
 /*
  * dynindex.replication_status(): per declared region, this server's slot
- * for it (the changes it has not confirmed yet, in bytes of WAL), how far
- * this server has applied the region's changes (its replication origin) and
- * their latency since the server started (lag.c).
+ * for it (the changes it has not confirmed yet, in bytes of WAL and as a
+ * count of item changes), how far this server has applied the region's
+ * changes (its replication origin) and their latency since the server
+ * started (lag.c).
  */
 Datum
 dynindex_replication_status(PG_FUNCTION_ARGS)
@@ -351,21 +382,15 @@ dynindex_replication_status(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);
-	if (SPI_execute("SELECT r.region_name, s.slot_name::text, coalesce(s.active, false), "
-					"CASE WHEN s.confirmed_flush_lsn IS NOT NULL THEN "
-					"pg_catalog.pg_wal_lsn_diff(pg_catalog.pg_current_wal_lsn(), s.confirmed_flush_lsn) END, "
-					"o.remote_lsn "
-					"FROM dynindex.regions r "
-					"LEFT JOIN pg_catalog.pg_replication_slots s "
-					"ON s.slot_name = 'dynindex_' || pg_catalog.replace(r.region_name, '-', '_') "
-					"LEFT JOIN pg_catalog.pg_replication_origin_status o ON o.external_id = 'dynindex_' || r.region_name "
-					"ORDER BY r.region_name", true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(STATUS_QUERY, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the replication status");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
-		Datum		values[9];
-		bool		isnull[9] = {false};
+		Datum		values[11];
+		bool		isnull[11] = {false};
 		DynReplicationLag lag;
+		int64		pending;
+		bool		exact;
 
 		for (int c = 0; c < 5; c++)
 			values[c] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, c + 1, &isnull[c]);
@@ -381,6 +406,81 @@ dynindex_replication_status(PG_FUNCTION_ARGS)
 			isnull[5] = isnull[6] = isnull[8] = true;
 			values[7] = Int64GetDatum(0);
 		}
+		if (status_pending(i, &pending, &exact))
+		{
+			values[9] = Int64GetDatum(pending);
+			values[10] = BoolGetDatum(exact);
+		}
+		else
+			isnull[9] = isnull[10] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(dynindex_replication_metrics);
+
+/*
+ * dynindex.replication_metrics(): the figures of replication_status() as
+ * DynamoDB's CloudWatch metrics, for the endpoints' Prometheus export
+ * (text columns are labels): per declared region R, the row (R, this
+ * region) with ReplicationLatency of R's changes applied here, and the row
+ * (this region, R) with PendingReplicationCount, the changes made here R
+ * has not applied.  Readable by administrators and pg_monitor: region names
+ * and counts only, no connection string.
+ */
+Datum
+dynindex_replication_metrics(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	DynSecurityState sec;
+	const char *local = DynRegionLocal();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute(STATUS_QUERY, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the replication status");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		char	   *region = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		Datum		values[8];
+		bool		isnull[8];
+		DynReplicationLag lag;
+		int64		pending;
+		bool		exact;
+
+		/* (region -> here): the latency of its changes applied here */
+		memset(isnull, true, sizeof(isnull));
+		values[0] = CStringGetTextDatum(region);
+		values[1] = CStringGetTextDatum(local);
+		isnull[0] = isnull[1] = false;
+		values[4] = Int64GetDatum(0);
+		isnull[4] = false;
+		if (DynReplicationLagGet(region, &lag))
+		{
+			values[2] = Float8GetDatum(lag.last_latency_us / 1000.0);
+			values[3] = Float8GetDatum((double) lag.sum_latency_us / lag.applied_changes / 1000.0);
+			values[4] = Int64GetDatum(lag.applied_changes);
+			isnull[2] = isnull[3] = false;
+		}
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
+
+		/* (here -> region): what it has not applied */
+		memset(isnull, true, sizeof(isnull));
+		values[0] = CStringGetTextDatum(local);
+		values[1] = CStringGetTextDatum(region);
+		isnull[0] = isnull[1] = false;
+		if (status_pending(i, &pending, &exact))
+		{
+			values[5] = Int64GetDatum(pending);
+			values[6] = Int32GetDatum(exact ? 1 : 0);
+			isnull[5] = isnull[6] = false;
+		}
+		values[7] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 4, &isnull[7]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, isnull);
 	}
 	DynSecurityEndInternal(&sec);

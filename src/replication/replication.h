@@ -17,6 +17,7 @@
 #ifndef DYNINDEX_REPLICATION_H
 #define DYNINDEX_REPLICATION_H
 
+#include "access/xlogdefs.h"
 #include "nodes/pg_list.h"
 #include "datatype/timestamp.h"
 
@@ -86,5 +87,12 @@ extern void DynReplicationLagInit(void);
 extern void DynReplicationLagRecord(const char *region, int64 n, TimestampTz commit_time, TimestampTz now);
 /* The lag of region's changes applied to this database (false: none applied since the start). */
 extern bool DynReplicationLagGet(const char *region, DynReplicationLag *out);
+/* lag.c: PendingReplicationCount, the changes this database committed, by commit position */
+/* Counting starts in this database (before its first change or slot). */
+extern void DynReplicationCountStart(void);
+/* A transaction of this database that logged n changes committed, ending at lsn. */
+extern void DynReplicationCountCommit(uint64 n, XLogRecPtr lsn);
+/* The changes not confirmed by a slot confirmed at confirmed (false: not counted; !*exact: at least). */
+extern bool DynReplicationPendingCount(XLogRecPtr confirmed, int64 *count, bool *exact);
 
 #endif
