@@ -261,8 +261,9 @@ DynReplicationCountCommit(uint64 n, XLogRecPtr lsn)
 
 /*
  * The changes committed in this database that a slot confirmed at confirmed
- * has not: false when they are not counted (not preloaded, a standby, no
- * ring free); *exact false when the count is a lower bound.
+ * has not: false when they are not counted (not preloaded, a standby);
+ * *exact false when the count is a lower bound (also when this database
+ * has no ring: nothing counted since the start, or every ring taken).
  */
 bool
 DynReplicationPendingCount(XLogRecPtr confirmed, int64 *count, bool *exact)
@@ -272,11 +273,15 @@ DynReplicationPendingCount(XLogRecPtr confirmed, int64 *count, bool *exact)
 	int			hi;
 	uint64		done;
 
-	if (RecoveryInProgress())
+	if (RecoveryInProgress() || lag_shared == NULL)
 		return false;
-	DynReplicationCountStart();
 	if ((r = find_ring(false)) == NULL)
-		return false;
+	{
+		/* nothing logged here since the start: none counted, but some may be from before */
+		*count = 0;
+		*exact = false;
+		return true;
+	}
 	SpinLockAcquire(&r->mutex);
 	/* the first entry after confirmed */
 	lo = 0;
