@@ -424,6 +424,18 @@ dynindex_apply_main(Datum arg)
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);	/* one change at a time: never worth compiling */
 
+	/*
+	 * Commit applied transactions without waiting for their WAL flush, as
+	 * PostgreSQL's own apply worker does (a subscription's default): the
+	 * sender is told only the flushed progress (send_status:
+	 * replorigin_session_get_progress(true) flushes the WAL up to the last
+	 * applied commit first), so a crash loses only transactions the sender
+	 * has not seen confirmed, and the origin's progress with them: they come
+	 * again.  A flush per applied transaction made the apply worker fall
+	 * behind 8 writers (bench/global.sh).
+	 */
+	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
+
 	apply_locktag(&tag, region);
 	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
 		proc_exit(0);			/* another one runs */
