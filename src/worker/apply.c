@@ -531,6 +531,9 @@ DynApplyLaunch(void)
 	}
 	PG_END_TRY();
 	MemoryContextSwitchTo(outer);
+	/* PendingReplicationCount counts from now on (lag.c): soon after a start, before a new replica's slot */
+	if (regions != NIL)
+		DynReplicationCountStart();
 	foreach(lc, regions)
 	{
 		LOCKTAG		tag;
