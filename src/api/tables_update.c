@@ -16,6 +16,7 @@
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "indexes/indexes.h"
+#include "replication/replication.h"
 #include "storage/storage.h"
 #include "streams/streams.h"
 
@@ -350,6 +351,46 @@ record_throughput_change(DynTable *t, bool increase, bool decrease)
 }
 
 /* UpdateTable */
+/*
+ * What DynamoDB applies to every replica of a global table: its time to live
+ * (ttl.c), and of UpdateTable its GSIs, billing mode and capacity (with the
+ * attribute definitions a new GSI needs).  The rest — table class, deletion
+ * protection, encryption, warm throughput, the stream, ReplicaUpdates — is
+ * each replica's own.  Sends those members to the other regions.
+ */
+static void
+replicate_update(DynTable *t, JsonbContainer *r)
+{
+	static const char *const shared[] = {
+		"BillingMode", "ProvisionedThroughput", "OnDemandThroughput", "GlobalSecondaryIndexUpdates", NULL
+	};
+	JsonbParseState *st = NULL;
+	JsonbValue *v;
+	bool		any = false;
+	const char *const *m;
+
+	if (!DynReplicationIsReplicated(t))
+		return;
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "TableName");
+	RqPushString(&st, WJB_VALUE, t->name);
+	for (m = shared; *m; m++)
+		if ((v = RqGet(r, *m)) != NULL)
+		{
+			RqPushKey(&st, *m);
+			pushJsonbValue(&st, WJB_VALUE, v);
+			any = true;
+		}
+	if (!any)
+		return;
+	if ((v = RqGet(r, "AttributeDefinitions")) != NULL)
+	{
+		RqPushKey(&st, "AttributeDefinitions");
+		pushJsonbValue(&st, WJB_VALUE, v);
+	}
+	DynReplicationCaptureOperation(t, "UpdateTable", JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
+}
+
 Jsonb *
 DynUpdateTable(Jsonb *req)
 {
@@ -581,6 +622,7 @@ DynUpdateTable(Jsonb *req)
 	DynCatalogRevalidate();
 	t = DynCatalogGetTableOrNotFound(RqGetString(r, "TableName"));
 	DynThroughputRatesChanged(t);	/* capacity changes apply at once (api/throughput.c) */
+	replicate_update(t, r);
 	/* the worker backfills the new index: woken at commit, when it can see it */
 	if (index_change)
 		DynGsiWakeAtCommit();

@@ -19,6 +19,7 @@
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
 #include "common/wakeup.h"
+#include "replication/replication.h"
 #include "write/write.h"
 
 /* ---------------------------------------------------------------- schemas */
@@ -94,6 +95,16 @@ DynUpdateTimeToLive(Jsonb *req)
 	else if (SPI_execute_with_args("DELETE FROM dynindex.ttl WHERE table_name = $1",
 								   1, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete the time to live setting");
+
+	/* DynamoDB applies it to every replica of a global table */
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	RqPushKey(&st, "TableName");
+	RqPushString(&st, WJB_VALUE, table);
+	RqPushKey(&st, "TimeToLiveSpecification");
+	pushJsonbValue(&st, WJB_VALUE, spec);
+	DynReplicationCaptureOperation(DynCatalogGetTableOrNotFound(table), "UpdateTimeToLive",
+								   JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL)));
+	st = NULL;
 
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	RqPushKey(&st, "TimeToLiveSpecification");

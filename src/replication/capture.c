@@ -394,6 +394,39 @@ DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
 	count_change();
 }
 
+/*
+ * A setting of replicated table t changed: one message {"t", "op", "q", "o"}
+ * in the same transaction, so that it reaches each region in commit order
+ * with the item changes around it, exactly once (worker/apply.c runs it).
+ */
+void
+DynReplicationCaptureOperation(DynTable *t, const char *op, Jsonb *req)
+{
+	JsonbParseState *st = NULL;
+	JsonbValue	k;
+	JsonbValue	q;
+	Jsonb	   *msg;
+	char	   *text;
+
+	if (DynReplicationApplying.active || !DynReplicationIsReplicated(t))
+		return;
+	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
+	push_string(&st, "t", t->name);
+	push_string(&st, "op", op);
+	k.type = jbvString;
+	k.val.string.val = "q";
+	k.val.string.len = 1;
+	pushJsonbValue(&st, WJB_KEY, &k);
+	q.type = jbvBinary;
+	q.val.binary.data = &req->root;
+	q.val.binary.len = VARSIZE(req) - VARHDRSZ;
+	pushJsonbValue(&st, WJB_VALUE, &q);
+	push_string(&st, "o", DynRegionLocal());
+	msg = JsonbValueToJsonb(pushJsonbValue(&st, WJB_END_OBJECT, NULL));
+	text = JsonbToCString(NULL, &msg->root, VARSIZE(msg));
+	LogLogicalMessage(DYN_REPLICATION_PREFIX, text, strlen(text), true, false);
+}
+
 /* The slot a region's apply worker streams from, on the server that sends: dynindex_<region>. */
 char *
 DynReplicationSlotName(const char *region)

@@ -20,6 +20,7 @@
 #include "access/xlogdefs.h"
 #include "nodes/pg_list.h"
 #include "datatype/timestamp.h"
+#include "utils/jsonb.h"
 
 #include "catalog/dyn_catalog.h"
 #include "storage/storage.h"
@@ -53,6 +54,14 @@ extern DynReplicationApply DynReplicationApplying;
 extern bool DynReplicationIsReplicated(DynTable *t);
 /* A write of replicated table t changed key to newitem (NULL: deleted): stamp it, log it. */
 extern void DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem);
+/*
+ * A table-wide setting of replicated table t changed (DynamoDB applies these
+ * to every replica: time to live, GSIs, billing and write capacity): log
+ * operation op with request req (naming the table by name) for the other
+ * regions, whose apply workers run it there.  Nothing for a change being
+ * applied from another region.
+ */
+extern void DynReplicationCaptureOperation(DynTable *t, const char *op, Jsonb *req);
 /* Record key's stamp (force: exactly stamp, else max(stamp, stored + 1 us)); returns it. */
 extern TimestampTz DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
 									   const char *region, bool force);
