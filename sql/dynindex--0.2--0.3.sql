@@ -163,7 +163,9 @@ CREATE TABLE dynindex.imports (
     error_count      bigint NOT NULL DEFAULT 0,
     files_total      int,
     files_done       int NOT NULL DEFAULT 0,
-    file_records     bigint NOT NULL DEFAULT 0
+    file_records     bigint NOT NULL DEFAULT 0,
+    -- the bulk load's dropped btrees, [[relation, statement], ...], built at the end
+    deferred_indexes jsonb
 );
 CREATE INDEX ON dynindex.imports (client_token);
 COMMENT ON TABLE dynindex.imports IS 'ImportTable jobs: request, status, counts and resume position (internal; see dynindex.import_status).';

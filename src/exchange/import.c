@@ -44,8 +44,8 @@
 #include "storage/storage.h"
 #include "write/write.h"
 
-/* Items written per statement. */
-#define IMPORT_BATCH 1000
+/* Items written per statement (or per table_multi_insert). */
+#define IMPORT_BATCH DYN_IMPORT_BULK_BATCH
 /* DynamoDB: "Each import job can take up to 50,000 Amazon S3 objects" */
 #define IMPORT_MAX_OBJECTS 50000
 
@@ -56,6 +56,7 @@ typedef struct PendingItem
 	bytea	   *sk;
 	int32		size;
 	Jsonb	   *item;
+	DynValue   *value;			/* the item (the bulk path computes its GSI entries) */
 	int			seq;			/* order in the batch: the last of a key wins */
 } PendingItem;
 
@@ -80,6 +81,7 @@ typedef struct ImportJob
 	SPIPlanPtr	upsert_plan;
 	bool		seen_duplicate; /* a key of this object was already in the table */
 	SPIPlanPtr	error_plan;
+	DynImportBulk *bulk;		/* the bulk path (import_bulk.c), or NULL: INSERTs */
 } ImportJob;
 
 /* The object keys of the import, in order. */
@@ -232,11 +234,22 @@ flush_batch(ImportJob *job, DynTable *t)
 
 		if (i + 1 < job->nbatch && same_key(p, &job->batch[i + 1]))
 			continue;			/* a later item of this key replaces it */
+		if (job->bulk)
+		{
+			DynImportBulkAdd(job->bulk, p->pk, p->sk, p->size, p->item, p->value);
+			continue;
+		}
 		pks[n] = PointerGetDatum(p->pk);
 		sks[n] = PointerGetDatum(p->sk);
 		sizes[n] = Int32GetDatum(p->size);
 		items[n] = JsonbPGetDatum(p->item);
 		n++;
+	}
+	if (job->bulk)
+	{
+		DynImportBulkFlush(job->bulk);
+		job->nbatch = 0;
+		return;
 	}
 	if (job->insert_plan == NULL)
 	{
@@ -375,6 +388,7 @@ load_object(ImportJob *job, DynTable *t, DynObjStore *store, const char *key)
 			p->pk = k.pk;
 			p->sk = k.sk;
 			p->item = DynItemToJsonb(item);
+			p->value = item;
 			p->size = (int32) DynItemSize(item);
 			p->seq = job->nbatch++;
 			job->imported++;
@@ -576,15 +590,43 @@ insert_without_indexes(const char *relation, const char *insert)
 }
 
 /*
- * Build the new table's secondary indexes.  GSIs: one INSERT ... SELECT per
- * index from the table's storage into its storage with its btrees dropped,
- * then the btrees built by CREATE INDEX (sorts within maintenance_work_mem,
- * spilling to disk: memory stays flat).  A table with LSIs (an ImportTable
- * request has none: TableCreationParameters has no LocalSecondaryIndexes)
- * goes through DynIndexesBuildFrom.
+ * The statement that fills a GSI's storage from the table's: each item's
+ * entry (dynindex._import_index_entry); entries whose
+ * keys cannot fit a btree entry are left out, as the worker leaves them out.
+ */
+static char *
+gsi_insert_sql(DynTable *t, DynIndex *idx)
+{
+	return psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) "
+					"SELECT (x.e).ipk, (x.e).isk, x.pk, x.sk, (x.e).size, (x.e).entry "
+					"FROM (SELECT s.pk, s.sk, dynindex._import_index_entry(%s, %s, s.item, s.size) AS e "
+					"      FROM %s s OFFSET 0) x "
+					"WHERE x.e IS NOT NULL AND octet_length((x.e).ipk) + octet_length((x.e).isk) "
+					"+ octet_length(x.pk) + octet_length(x.sk) <= 2600",
+					idx->storage, quote_literal_cstr(t->name), quote_literal_cstr(idx->name),
+					t->storage);
+}
+
+/* Fill a GSI's storage from the table's (its btrees are not there: built after). */
+static void
+gsi_from_table(DynTable *t, DynIndex *idx)
+{
+	if (SPI_execute(gsi_insert_sql(t, idx), false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not build a global secondary index");
+}
+
+/*
+ * Build the new table's indexes.  After the bulk load (import_bulk.c): every
+ * btree of the table and its GSIs, dropped during the load, built again by
+ * CREATE INDEX (sorts within maintenance_work_mem, spilling to disk: memory
+ * stays flat).  After the INSERT path: one INSERT ... SELECT per GSI from
+ * the table's storage into its storage with its btrees dropped, then the
+ * btrees built.  A table with LSIs (an ImportTable request has none:
+ * TableCreationParameters has no LocalSecondaryIndexes) goes through
+ * DynIndexesBuildFrom.
  */
 static void
-build_indexes(DynTable *t)
+build_indexes(int64 import_id, DynTable *t)
 {
 	for (int i = 0; i < t->nindexes; i++)
 		if (!t->indexes[i].is_global)
@@ -594,21 +636,10 @@ build_indexes(DynTable *t)
 		}
 	if (SPI_execute("SET LOCAL maintenance_work_mem = '64MB'", false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "could not set maintenance_work_mem");
+	if (DynImportBulkFinish(import_id, t, gsi_from_table))
+		return;
 	for (int i = 0; i < t->nindexes; i++)
-	{
-		DynIndex   *idx = &t->indexes[i];
-
-		/* entries whose keys cannot fit a btree entry are left out, as the worker leaves them out */
-		insert_without_indexes(idx->storage,
-							   psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) "
-										"SELECT (x.e).ipk, (x.e).isk, x.pk, x.sk, (x.e).size, (x.e).entry "
-										"FROM (SELECT s.pk, s.sk, dynindex._import_index_entry(%s, %s, s.item, s.size) AS e "
-										"      FROM %s s OFFSET 0) x "
-										"WHERE x.e IS NOT NULL AND octet_length((x.e).ipk) + octet_length((x.e).isk) "
-										"+ octet_length(x.pk) + octet_length(x.sk) <= 2600",
-										idx->storage, quote_literal_cstr(t->name), quote_literal_cstr(idx->name),
-										t->storage));
-	}
+		insert_without_indexes(t->indexes[i].storage, gsi_insert_sql(t, &t->indexes[i]));
 }
 
 /* ---------------------------------------------------------------- the job */
@@ -853,9 +884,13 @@ DynImportRun(int64 id)
 		job.processed = job.imported = job.errors = 0;
 		job.insert_plan = job.upsert_plan = job.error_plan = NULL;
 		job.seen_duplicate = false;
+		job.bulk = DynImportBulkEligible(t) ? DynImportBulkBegin(id, t) : NULL;
 		pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: object %d of %d",
 													   (long long) id, i + 1, kl.n));
 		bytes = load_object(&job, t, store, key);
+		if (job.bulk)
+			DynImportBulkEnd(job.bulk);
+		job.bulk = NULL;
 		args[0] = Int64GetDatum(id);
 		args[1] = Int64GetDatum(job.processed);
 		args[2] = Int64GetDatum(job.imported);
@@ -882,7 +917,7 @@ DynImportRun(int64 id)
 		import_failure("UnknownError", "The table being imported into was deleted.");
 	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
 	loaded = GetCurrentTimestamp();
-	build_indexes(t);
+	build_indexes(id, t);
 	{
 		Oid			types[2] = {INT8OID, TEXTOID};
 		Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(t->name)};

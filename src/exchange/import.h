@@ -85,6 +85,21 @@ typedef struct DynIonBinSymbols
 } DynIonBinSymbols;
 extern Jsonb *DynIonBinReadItem(DynIonGetc get, void *arg, DynIonBinSymbols *syms, bool *eof, const char **error);
 
+/* ---- import_bulk.c: the bulk load (heaps by table_multi_insert, btrees built after) ---- */
+#define DYN_IMPORT_BULK_BATCH 1000	/* items added between flushes, at most */
+struct DynTable;
+struct DynIndex;
+struct DynValue;
+typedef struct DynImportBulk DynImportBulk;
+extern bool DynImportBulkEligible(struct DynTable *t);
+extern DynImportBulk *DynImportBulkBegin(int64 import_id, struct DynTable *t);
+extern void DynImportBulkAdd(DynImportBulk *b, bytea *pk, bytea *sk, int32 size, Jsonb *stored,
+							 const struct DynValue *item);
+extern void DynImportBulkFlush(DynImportBulk *b);
+extern void DynImportBulkEnd(DynImportBulk *b);
+extern bool DynImportBulkFinish(int64 import_id, struct DynTable *t,
+								void (*rebuild_gsi) (struct DynTable *t, struct DynIndex *idx));
+
 /* ---- import.c: the job ---- */
 extern void DynImportRun(int64 id);
 extern void DynImportFail(int64 id, const char *message);
