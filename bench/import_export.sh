@@ -13,6 +13,10 @@
 #      COMPLETED, with the job's phases (its log line) and its peak memory (RssAnon of
 #      the job process, sampled every 0.5 s);
 #   3. the ratio COPY time / import time (0.5 = half COPY's rate).
+# On a shared machine the wall times follow the other processes' load; the CPU
+# seconds of the COPY backend and of the job process (utime + stime, from
+# /proc; the parallel workers of the job's CREATE INDEX not included) are
+# printed too, with their ratio, as a steadier comparison.
 # Needs dynindex.exchange_directory set and the server on this machine (the files
 # are written into its data directory: run as the server's owner or root).
 set -euo pipefail
@@ -29,7 +33,9 @@ XDIR=$(q -c "SHOW dynindex.exchange_directory")
 case "$XDIR" in /*) ;; *) XDIR="$DATA/$XDIR" ;; esac
 OWNER=$(stat -c %U "$DATA")
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '%-9s %10s %10s %8s %8s %8s %10s\n' items copy_s import_s load_s index_s ratio job_anon_mb
+printf '%-9s %10s %10s %8s %8s %8s %10s %10s %10s %9s\n' items copy_s import_s load_s index_s ratio job_anon_mb copy_cpu_s job_cpu_s cpu_ratio
+# CPU seconds (utime + stime) of a process from its /proc/<pid>/stat
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || true; }
 
 for n in $SIZES; do
   dir="$XDIR/bench_import_$n"
@@ -41,7 +47,9 @@ for n in $SIZES; do
   # 1. COPY
   q -c "DROP TABLE IF EXISTS bench_copy; CREATE TABLE bench_copy (pk text, sk text, item jsonb)"
   t0=$(date +%s.%N)
-  q -c "COPY bench_copy FROM '$dir/copy.tsv'"
+  # the backend's own CPU time after the COPY (superuser: pg_read_file of /proc/self/stat)
+  copy_cpu=$(q -c "COPY bench_copy FROM '$dir/copy.tsv'" -c "SELECT pg_read_file('/proc/self/stat')" |
+    awk -v hz="$(getconf CLK_TCK)" 'NF > 14 {print ($14 + $15) / hz; exit}')
   t1=$(date +%s.%N)
   copy_s=$(echo "$t1 - $t0" | bc)
   q -c "DROP TABLE bench_copy"
@@ -59,6 +67,7 @@ for n in $SIZES; do
         {\"IndexName\": \"ByRegion\", \"KeySchema\": [{\"AttributeName\": \"gpk\", \"KeyType\": \"HASH\"}, {\"AttributeName\": \"gsk\", \"KeyType\": \"RANGE\"}], \"Projection\": {\"ProjectionType\": \"ALL\"}},
         {\"IndexName\": \"ByStatus\", \"KeySchema\": [{\"AttributeName\": \"status\", \"KeyType\": \"HASH\"}], \"Projection\": {\"ProjectionType\": \"KEYS_ONLY\"}}]}}')->'ImportTableDescription'->>'ImportArn'")
   peak=0
+  job_cpu=0
   while :; do
     st=$(q -c "SELECT status FROM dynindex.imports WHERE import_arn = '$arn'")
     [ "$st" = IN_PROGRESS ] || break
@@ -66,6 +75,7 @@ for n in $SIZES; do
       # the job's own memory (anonymous pages; shared buffers are not its own)
       kb=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
       [ "${kb:-0}" -gt "$peak" ] && peak=$kb
+      c=$(cpu_of "$pid"); [ -n "$c" ] && job_cpu=$c
     done
     sleep 0.5
   done
@@ -78,6 +88,6 @@ for n in $SIZES; do
   line=$(grep -h "dynindex: import $id completed" "$DATA"/log/* "$DATA"/pg_log/* 2>/dev/null | tail -1 || true)
   load_s=$(echo "$line" | sed -n 's/.*loaded in \([0-9.]*\) s.*/\1/p')
   index_s=$(echo "$line" | sed -n 's/.*built in \([0-9.]*\) s.*/\1/p')
-  printf '%-9s %10.1f %10.1f %8s %8s %8.2f %10d\n' "$n" "$copy_s" "$import_s" "${load_s:--}" "${index_s:--}" \
-    "$(echo "$copy_s / $import_s" | bc -l)" "$((peak / 1024))"
+  printf '%-9s %10.1f %10.1f %8s %8s %8.2f %10d %10.1f %10.1f %9.2f\n' "$n" "$copy_s" "$import_s" "${load_s:--}" "${index_s:--}" \
+    "$(echo "$copy_s / $import_s" | bc -l)" "$((peak / 1024))" "$copy_cpu" "$job_cpu" "$(echo "$copy_cpu / $job_cpu" | bc -l)"
 done

@@ -305,7 +305,6 @@ DynImportBulkEnd(DynImportBulk *b)
 		for (int s = 0; s < bt->nslots; s++)
 			ExecDropSingleTupleTableSlot(bt->slots[s]);
 		FreeBulkInsertState(bt->bistate);
-		table_finish_bulk_insert(bt->rel, TABLE_INSERT_SKIP_FSM);
 		table_close(bt->rel, NoLock);
 	}
 }
