@@ -122,20 +122,26 @@ my $files = 12;
 write_gz(sprintf("$dir/big/%02d.json.gz", $_), lines(100 + $_, 4000)) for 1 .. $files;
 my $arn = import_table('Big', 'big/', 'GZIP');
 my $done = 0;
+my $deferred = 0;
 my $never_active_half = 1;
 for (1 .. 6000)
 {
 	# the table and the import in one snapshot: IN_PROGRESS means CREATING
 	my $s = $node->safe_psql('postgres', qq{SELECT i.status || ' ' || i.files_done || ' ' ||
-		(dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus')
+		(dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus') || ' ' ||
+		coalesce(jsonb_array_length(i.deferred_indexes), 0)
 		FROM dynindex.imports i WHERE i.import_arn = '$arn'});
-	my ($status, $fd, $ts) = split / /, $s;
+	my ($status, $fd, $ts, $nd) = split / /, $s;
 	$never_active_half = 0 if $status eq 'IN_PROGRESS' && $ts ne 'CREATING';
 	$done = $fd;
+	$deferred = $nd;
 	last if $fd >= 2 || $status ne 'IN_PROGRESS';
 	usleep(20_000);
 }
 ok($done >= 2 && $done < $files, "crashing after $done of $files objects");
+# the bulk load: the btrees of the table (primary key, segment index) and of its GSI
+# (primary key, base-key index, segment index) dropped, their definitions kept
+is($deferred, 5, 'the five btrees of the table and its GSI are deferred during the load');
 ok(crash_node($node), 'postmaster and children killed');
 $node->start;
 # right after the restart: still CREATING, invisible to item operations
@@ -158,6 +164,15 @@ is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableN
 	$files * 4000, 'every item is in the table once');
 is($node->safe_psql('postgres', q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('Big')}),
 	'ByG 0 0 0', 'the GSI matches the table');
+# every btree built again after the crash, valid, with the names CreateTable gave them
+is($node->safe_psql('postgres', q{SELECT string_agg(n, ',' ORDER BY n COLLATE "C") FROM (
+		SELECT regexp_replace(i.indexrelid::regclass::text, '^dynindex_data\.t[0-9]+', 't')
+		|| CASE WHEN i.indisvalid AND i.indisready THEN '' ELSE ' (invalid)' END AS n
+		FROM pg_index i WHERE i.indrelid::regclass::text ~ ('^' || (SELECT storage FROM dynindex.tables WHERE table_name = 'Big') || '(_i[0-9]+)?$')) x}),
+	't_i0_key_hash_ipk_isk_pk_sk_idx,t_i0_pk_sk_idx,t_i0_pkey,t_key_hash_pk_sk_idx,t_pkey',
+	'the btrees of the table and its GSI are all there after the import');
+is($node->safe_psql('postgres', qq{SELECT deferred_indexes IS NULL FROM dynindex.imports WHERE import_arn = '$arn'}),
+	't', 'no btree is left deferred');
 cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JOIN dynindex.imports i ON i.import_id = j.job_id WHERE i.import_arn = '$arn'}),
 	'>=', 2, 'the job ran again after the restart');
 
