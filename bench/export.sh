@@ -11,6 +11,8 @@
 # CLIENTS writers on the table alone and while full exports run back to back
 # (target: >= 0.8x).
 # Usage: bench/export.sh [-h host] [-p port] [dbname]
+# The export job runs under SCHED_IDLE (dynindex.export_sched_idle; off: at
+# dynindex.export_nice): set them on the server to compare.
 # Environment: ITEMS (1000000), CLIENTS (2), SECONDS_PER_RUN (10), ROUNDS (3), REUSE=1 (keep the tables
 #   of an earlier run with the same ITEMS),
 #   EXCHANGE (dynindex.exchange_directory's value; default: read from the server).
@@ -102,9 +104,13 @@ SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchExport', 'I
   'pk', jsonb_build_object('S', 'W' || :p), 'sk', jsonb_build_object('S', 'S' || :s),
   'body', jsonb_build_object('S', repeat('w', 150)))));
 SQL
+# no export of an earlier round may still run while the writers are measured alone
+# (at 5M items an export outlives the writers' run that started it)
+settle() { while [ "$(q "SELECT count(*) FROM dynindex.exports WHERE status = 'IN_PROGRESS'")" != 0 ]; do sleep 0.5; done; }
 pgb() { pgbench -n -T "$T" -c "$C" -j "$C" -f "$DIR/put.sql" "$@" 2>/dev/null | awk '/^tps/ { print int($3); exit }'; }
 alone=0; during=0
 for ((r = 1; r <= ROUNDS; r++)); do
+	settle
 	a=$(pgb "$@")
 	( for i in 1 2 3 4 5 6 7 8 9 10; do export_once "during$r-$i" >/dev/null || break; done ) &
 	bg=$!
@@ -114,4 +120,6 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	echo "round $r: writers alone $a tps, during exports $d tps" >&2
 	alone=$((alone + a)); during=$((during + d))
 done
-printf 'writers (%d clients): alone %d tps, during full exports %d tps, ratio %.2f\n' "$C" "$((alone / ROUNDS))" "$((during / ROUNDS))" "$(echo "$during / $alone" | bc -l)"
+printf 'writers (%d clients): alone %d tps, during full exports %d tps, ratio %.2f (export_sched_idle %s, export_nice %s; load average %s)\n' "$C" "$((alone / ROUNDS))" "$((during / ROUNDS))" "$(echo "$during / $alone" | bc -l)" \
+	"$(q "SHOW dynindex.export_sched_idle")" "$(q "SHOW dynindex.export_nice")" "$(cut -d' ' -f1-3 /proc/loadavg)"
+settle

@@ -18,6 +18,7 @@
  */
 #include "postgres.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 #include <zlib.h>
 
@@ -51,6 +52,7 @@
 #define EXPORT_PROGRESS_EVERY 10000
 
 int			dynindex_export_nice = 10;
+bool		dynindex_export_sched_idle = true;
 int			dynindex_export_file_size_mb = 1024;
 
 /* What the job reads of its row of dynindex.exports. */
@@ -592,6 +594,41 @@ summary(ExportState *st, TimestampTz end)
 
 /* ---------------------------------------------------------------- the job */
 
+/*
+ * Lower the job process's priority: an export is background work that
+ * should not take the machine from the table's writers (issue #28: they
+ * keep >= 0.8x of their throughput during a full export; bench/README.md,
+ * "Export", has the measurements).
+ *
+ * SCHED_IDLE (Linux; dynindex.export_sched_idle, the default) runs the job
+ * only on a CPU no other process wants: a writer waking from its commit's
+ * WAL flush preempts it at once and finds its CPU counted as idle; and a
+ * process that sets no I/O priority of its own gets its I/O class from its
+ * CPU class (linux/ioprio.h), so the job's reads and the writeback of its
+ * data files are in the idle I/O class, behind the writers' WAL.  A nice value (the
+ * fallback, dynindex.export_nice) only shrinks the job's share when it
+ * competes for a CPU: the writers still wait for it to be switched out.
+ * On an otherwise idle machine neither slows the export.  Only this
+ * process is affected, and it exits with the job.
+ */
+static void
+yield_to_writers(void)
+{
+#ifdef SCHED_IDLE
+	if (dynindex_export_sched_idle)
+	{
+		struct sched_param p;
+
+		memset(&p, 0, sizeof(p));
+		if (sched_setscheduler(0, SCHED_IDLE, &p) == 0)
+			return;
+		elog(LOG, "could not run the export job under SCHED_IDLE: %m");
+	}
+#endif
+	if (dynindex_export_nice > 0 && setpriority(PRIO_PROCESS, 0, dynindex_export_nice) != 0)
+		elog(LOG, "could not lower the export job's priority: %m");
+}
+
 /* Run export job id. */
 void
 DynExportRun(int64 id)
@@ -603,14 +640,7 @@ DynExportRun(int64 id)
 	List	   *stale = NIL;
 	TimestampTz end;
 
-	/*
-	 * The job's process is a background task: it yields the CPU to the
-	 * writers (an export is compression-bound and would otherwise take a
-	 * core from them; bench/README.md).  Only this process is affected, and
-	 * it exits with the job.
-	 */
-	if (dynindex_export_nice > 0)
-		(void) setpriority(PRIO_PROCESS, 0, dynindex_export_nice);
+	yield_to_writers();
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
 	old = MemoryContextSwitchTo(cxt);

@@ -27,6 +27,8 @@
 
 /* dynindex.export_nice: the export job's CPU priority (nice value, 0 = the server's) */
 extern int	dynindex_export_nice;
+/* dynindex.export_sched_idle: run the export job under SCHED_IDLE (Linux); export_nice otherwise */
+extern bool dynindex_export_sched_idle;
 /* dynindex.export_file_size: uncompressed bytes (MB) after which a new data file is started */
 extern int	dynindex_export_file_size_mb;
 

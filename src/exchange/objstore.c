@@ -39,8 +39,13 @@ DynObjStoreDefineSettings(void)
 							"Seconds an S3 request may stall (no byte moving) before it fails.",
 							NULL, &dynindex_s3_timeout_s, 60, 1, 3600,
 							PGC_SUSET, GUC_UNIT_S, NULL, NULL, NULL);
+	DefineCustomBoolVariable("dynindex.export_sched_idle",
+							 "Run export jobs' processes in the idle CPU scheduling class (SCHED_IDLE, Linux).",
+							 "They then use only CPU time no other process wants, and the idle I/O class; off (or where SCHED_IDLE does not exist): dynindex.export_nice applies.",
+							 &dynindex_export_sched_idle, true,
+							 PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex.export_nice",
-							"Nice value of export jobs' processes (0: the server's priority).",
+							"Nice value of export jobs' processes (0: the server's priority) when they do not run under SCHED_IDLE.",
 							"Exports are compression-bound background work; a positive value leaves the CPU to the writers first.",
 							&dynindex_export_nice, 10, 0, 19,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);

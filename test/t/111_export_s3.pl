@@ -6,7 +6,8 @@
 # count to itemCount, md5Checksum and the checksum files are right, the
 # total is ItemCount —; a data file over the part size goes up in a
 # multipart upload; the store's errors fail the export with a clean
-# FailureCode; kill -9 of the postmaster mid-export: after the restart the
+# FailureCode; the job's process runs under SCHED_IDLE (or at
+# dynindex.export_nice with dynindex.export_sched_idle off); kill -9 of the postmaster mid-export: after the restart the
 # job runs again and completes, its data/ holding exactly the manifest's
 # files.
 use strict;
@@ -213,6 +214,51 @@ $e = export_status('dynexports', 'dropped');
 is_deeply([ @$e[0, 1] ], [ 'FAILED', 'S3ServiceUnavailable' ], 'the connection lost mid-upload: FAILED, S3ServiceUnavailable') or diag(explain $e);
 DynS3::fault($s3, 'none');
 unlike(slurp_file($node->logfile), qr/\Q$SECRET\E|secret_access_key/, 'no secret in the server log');
+
+# ---- the job's process yields the CPU to the writers (issue #28): SCHED_IDLE
+# by default, dynindex.export_nice with dynindex.export_sched_idle off (Linux:
+# the policy and nice value read from /proc/<pid>/stat)
+sub job_sched
+{
+	my ($arn) = @_;
+	for (my $i = 0; $i < 400; $i++)
+	{
+		my $pid = $node->safe_psql('postgres',
+			q{SELECT pid FROM pg_stat_activity WHERE backend_type = 'dynindex job' AND query LIKE 'export %' LIMIT 1});
+		if ($pid ne '' && open(my $fh, '<', "/proc/$pid/stat"))
+		{
+			my $line = <$fh>;
+			close($fh);
+			# the fields after "(comm)": state is field 3, nice 19, policy 41
+			my @f = split / /, substr($line, rindex($line, ')') + 2);
+			return ($f[41 - 3], $f[19 - 3]) if @f >= 39;
+		}
+		usleep(25_000);
+	}
+	return ('none', 'none');
+}
+SKIP:
+{
+	skip 'no /proc (the scheduling class is set on Linux only)', 4 unless -r "/proc/$$/stat";
+	DynS3::fault($s3, 'slow-uploads');
+	for my $case ([ 'on', '5 0', 'SCHED_IDLE (policy 5)' ], [ 'off', '0 10', 'nice 10, normal policy' ])
+	{
+		my ($setting, $want, $what) = @$case;
+		$node->safe_psql('postgres', "ALTER SYSTEM SET dynindex.export_sched_idle = $setting; SELECT pg_reload_conf();");
+		my $sarn = $node->safe_psql('postgres', qq{SELECT dynindex.export_table('Big', 'dynexports', 'sched-$setting')});
+		is(join(' ', job_sched($sarn)), $want, "export_sched_idle = $setting: the job runs at $what");
+		my $st = '';
+		for (my $i = 0; $i < 600; $i++)
+		{
+			$st = $node->safe_psql('postgres', qq{SELECT status FROM dynindex.exports WHERE export_arn = '$sarn'});
+			last if $st ne 'IN_PROGRESS';
+			usleep(100_000);
+		}
+		is($st, 'COMPLETED', "export_sched_idle = $setting: the export completed");
+	}
+	DynS3::fault($s3, 'none');
+	$node->safe_psql('postgres', 'ALTER SYSTEM RESET dynindex.export_sched_idle; SELECT pg_reload_conf();');
+}
 
 # ---- kill -9 of the postmaster mid-export: the job runs again after the restart
 DynS3::fault($s3, 'slow-uploads');
