@@ -49,7 +49,7 @@ q "DROP TABLE IF EXISTS bench_plain; CREATE TABLE bench_plain (pk text, sk text,
 q "VACUUM ANALYZE bench_plain"
 fi
 # (server-side paths: a relative exchange directory is relative to the data directory)
-q "COPY (SELECT 1) TO PROGRAM 'mkdir -p $EXCHANGE/bench'"
+q "COPY (SELECT 1) TO PROGRAM 'mkdir -p $EXCHANGE/bench && cat >/dev/null'"  # (reads its input: no broken pipe)
 q "SELECT dynindex.set_object_store('bench', 'directory', directory => '$EXCHANGE/bench')" >/dev/null
 
 copy_once() {
