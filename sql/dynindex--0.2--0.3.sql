@@ -440,13 +440,17 @@ COMMENT ON FUNCTION dynindex.set_region(text, text) IS
 CREATE FUNCTION dynindex.drop_region(region_name text)
 RETURNS boolean AS 'MODULE_PATHNAME', 'dynindex_drop_region' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dynindex.drop_region(text) IS 'Forget a declared region (administrators only)';
+CREATE FUNCTION dynindex.forget_region(region_name text)
+RETURNS bigint AS 'MODULE_PATHNAME', 'dynindex_forget_region' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex.forget_region(text) IS
+    'A region lost for good: forget here, without asking it, every replica of a table in it, end its replica jobs, drop this server''s slot for it (administrators only)';
 CREATE FUNCTION dynindex.list_regions(OUT region_name text, OUT conninfo text, OUT local boolean)
 RETURNS SETOF record AS 'MODULE_PATHNAME', 'dynindex_list_regions' LANGUAGE C STABLE;
 COMMENT ON FUNCTION dynindex.list_regions() IS
     'This server''s region and the declared ones, connection strings without secrets (administrators only)';
-REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text), dynindex.forget_region(text),
     dynindex.list_regions() FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text),
+GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text), dynindex.forget_region(text),
     dynindex.list_regions() TO dynindex_admin;
 -- The tables replicated to other regions (one row per table and region) and the
 -- replication stamp of each item of a replicated table: last writer wins on

@@ -23,6 +23,7 @@
 #include "utils/pg_lsn.h"
 #include "utils/timestamp.h"
 
+#include "catalog/dyn_catalog.h"
 #include "common/arn.h"
 #include "replication/replication.h"
 #include "security/security.h"
@@ -286,6 +287,69 @@ dynindex_drop_region(PG_FUNCTION_ARGS)
 	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	PG_RETURN_BOOL(found);
+}
+
+PG_FUNCTION_INFO_V1(dynindex_forget_region);
+
+/*
+ * dynindex.forget_region(region_name) RETURNS bigint: a region lost for good
+ * (its server destroyed, never coming back) cannot take part in a
+ * ReplicaUpdates Delete.  Forget here, without asking it, every replica of a
+ * table in that region (the tables stay here, no longer replicated with it),
+ * end the replica jobs of the region that have not finished, and drop this
+ * server's slot for it; its apply worker stops at its next session and
+ * forgets how far it had applied (worker/apply.c).  Returns the number of
+ * replicas forgotten.  Run it on every server that remains.
+ */
+Datum
+dynindex_forget_region(PG_FUNCTION_ARGS)
+{
+	char	   *region = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	DynSecurityState sec;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(region), CStringGetTextDatum(DynReplicationSlotName(region))};
+	int64		n;
+
+	require_region_admin();
+	if (strcmp(region, DynRegionLocal()) == 0)
+		ereport(ERROR, (errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						errmsg("region \"%s\" is this server's own region", region)));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("WITH j AS (UPDATE dynindex.replica_jobs SET failure = coalesce(failure, "
+							  "'the region was forgotten (dynindex.forget_region)') WHERE region_name = $1 RETURNING job_id) "
+							  "UPDATE dynindex.jobs SET state = 'done', finished_at = coalesce(finished_at, now()) "
+							  "WHERE job_id IN (SELECT job_id FROM j) AND state <> 'done'",
+							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not end the replica jobs");
+	if (SPI_execute_with_args("DELETE FROM dynindex.replicas WHERE region_name = $1",
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not write dynindex.replicas");
+	n = (int64) SPI_processed;
+	/* a lost region streams nothing; if it still does, its walsender ends */
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_terminate_backend(active_pid) FROM pg_catalog.pg_replication_slots "
+							  "WHERE slot_name = $2 AND active_pid IS NOT NULL",
+							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the replication slots");
+	for (int attempt = 0; attempt < 50; attempt++)
+	{
+		if (SPI_execute_with_args("SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots "
+								  "WHERE slot_name = $2 AND NOT active",
+								  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not drop the replication slot");
+		if (SPI_execute_with_args("SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $2",
+								  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the replication slots");
+		if (SPI_processed == 0)
+			break;
+		pg_usleep(100 * 1000L);	/* its walsender is ending */
+		CHECK_FOR_INTERRUPTS();
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	DynCatalogChanged();
+	PG_RETURN_INT64(n);
 }
 
 PG_FUNCTION_INFO_V1(dynindex_list_regions);

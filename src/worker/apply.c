@@ -545,7 +545,21 @@ dynindex_apply_main(Datum arg)
 		PGconn	   *conn;
 
 		if (conninfo == NULL)
-			proc_exit(0);		/* the region was dropped, or its replicas removed */
+		{
+			/*
+			 * The region was dropped, or its replicas removed: forget how far
+			 * its stream was applied, so that a replica added again later —
+			 * perhaps on a new server, whose WAL positions start again —
+			 * streams its new slot from the start, not from a position of
+			 * the old one (changes before it would be skipped).
+			 */
+			replorigin_session_reset();
+			replorigin_session_origin = InvalidRepOriginId;
+			StartTransactionCommand();
+			replorigin_drop_by_name(origin_name, true, false);
+			CommitTransactionCommand();
+			proc_exit(0);
+		}
 		conn = connect_region(region, conninfo);
 		pfree(conninfo);
 		if (conn)
