@@ -78,9 +78,8 @@ SELECT dynindex.drop_region('eu-west-2'), dynindex.drop_region('eu-west-2');
 RESET ROLE;
 
 -- declared regions in ReplicaUpdates: an Update or Delete names a region the
--- table has no replica in; an Update of a replica is refused as a region
--- DynamoDB cannot manage (not built: docs/global-tables.md); a region no
--- server is: the list names this one and the declared ones
+-- table has a replica in; a region no server is: the list names this one and
+-- the declared ones
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Delete": {"RegionName": "eu-west-1"}}]}');
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "TableClassOverride": "STANDARD"}}]}');
 SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Create": {"RegionName": "nowhere-1"}}]}');
@@ -106,6 +105,33 @@ SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"C
 -- nothing stays of the rolled back request
 SELECT d ? 'Replicas' AS has_replicas, d->>'TableStatus' AS status, d ? 'StreamSpecification' AS has_stream
   FROM (SELECT dynindex.api('DescribeTable', '{"TableName": "gt_t"}')->'Table' AS d) s;
+-- a replica there is (recorded by hand here, rolled back): Update and Delete of it
+BEGIN;
+INSERT INTO dynindex.replicas (table_name, region_name) VALUES ('gt_t', 'eu-west-1');
+SELECT dynindex._replica_overrides('gt_t', 'eu-west-1', '{}');  -- the job's way to record: the catalog changes
+-- Update: an override must fit the table (on-demand here), a GSI override names a GSI of it
+SAVEPOINT s;
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 5}}}]}');
+ROLLBACK TO s;
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "GlobalSecondaryIndexes": [{"IndexName": "nope", "OnDemandThroughputOverride": {"MaxReadRequestUnits": 10}}]}}]}');
+ROLLBACK TO s;
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 0}}}]}');
+ROLLBACK TO s;
+SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "GlobalSecondaryIndexes": []}}]}');
+ROLLBACK TO s;
+-- accepted: UPDATING, a job with the action
+SELECT d->>'TableStatus' AS status, d->'Replicas' AS replicas
+  FROM (SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Update": {"RegionName": "eu-west-1", "OnDemandThroughputOverride": {"MaxReadRequestUnits": 10}, "TableClassOverride": "STANDARD_INFREQUENT_ACCESS"}}]}')->'TableDescription' AS d) s;
+SELECT action, request FROM dynindex.replica_jobs;
+-- what the job records is shown in Replicas
+SELECT dynindex._replica_overrides('gt_t', 'eu-west-1', '{"OnDemandThroughputOverride": {"MaxReadRequestUnits": 10}, "GlobalSecondaryIndexes": [{"IndexName": "g1", "OnDemandThroughputOverride": {"MaxReadRequestUnits": 4}}]}');
+SELECT dynindex._replica_overrides('gt_t', 'eu-west-1', '{"GlobalSecondaryIndexes": [{"IndexName": "g0", "OnDemandThroughputOverride": {"MaxReadRequestUnits": 3}}]}');
+SELECT d->>'TableStatus' AS status, d->'Replicas' AS replicas
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName": "gt_t"}')->'Table' AS d) s;
+-- Delete: DELETING
+SELECT d->>'TableStatus' AS status, d->'Replicas' AS replicas
+  FROM (SELECT dynindex.api('UpdateTable', '{"TableName": "gt_t", "ReplicaUpdates": [{"Delete": {"RegionName": "eu-west-1"}}]}')->'TableDescription' AS d) s;
+ROLLBACK;
 -- rights: adding or removing a replica needs the admin right on the table (as UpdateTable)
 SELECT dynindex.grant_table('gt_t', 'gt_app', 'write');
 SET ROLE gt_app;
@@ -120,6 +146,7 @@ SELECT dynindex._replica_join('gt_t', 'eu-west-1', 'ACTIVE');
 SELECT dynindex._replica_leave('gt_t', 'eu-west-1');
 SELECT dynindex._replica_copy_query('gt_t');
 SELECT dynindex._replica_apply('gt_t', 'eu-west-1', '[]');
+SELECT dynindex._replica_overrides('gt_t', 'eu-west-1', '{}');
 RESET ROLE;
 SELECT dynindex._replica_join('gt_t', 'nowhere-1', 'ACTIVE');
 SELECT dynindex._replica_join('gt_nothere', 'eu-west-1', 'ACTIVE');

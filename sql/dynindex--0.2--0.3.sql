@@ -497,9 +497,16 @@ CREATE TABLE dynindex.replica_jobs (
     job_id      bigint PRIMARY KEY REFERENCES dynindex.jobs,
     table_name  text NOT NULL,
     region_name text NOT NULL,
-    action      text NOT NULL CHECK (action IN ('Create', 'Delete')),
+    action      text NOT NULL CHECK (action IN ('Create', 'Delete', 'Update')),
+    request     jsonb,                      -- an Update: its UpdateReplicationGroupMemberAction
     failure     text
 );
+-- A replica's settings overrides as DescribeTable shows them (ReplicaUpdates Update),
+-- and its UPDATING state while the job applies them in its region.
+ALTER TABLE dynindex.replicas ADD COLUMN overrides jsonb;
+ALTER TABLE dynindex.replicas DROP CONSTRAINT replicas_status_check;
+ALTER TABLE dynindex.replicas ADD CONSTRAINT replicas_status_check
+    CHECK (status IN ('CREATING', 'ACTIVE', 'UPDATING', 'DELETING', 'CREATION_FAILED'));
 REVOKE ALL ON dynindex.replica_jobs FROM PUBLIC;
 COMMENT ON TABLE dynindex.replica_jobs IS 'ReplicaUpdates Create and Delete jobs: the table, the region, why one failed (internal).';
 CREATE FUNCTION dynindex._replica_slot(region_name text)
@@ -514,6 +521,10 @@ CREATE FUNCTION dynindex._replica_leave(table_name text, region_name text)
 RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_leave' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dynindex._replica_leave(text, text) IS
     'Forget a replica of a table, and drop this server''s slot for the region when no table needs it any more (internal: the replica job; superusers only)';
+CREATE FUNCTION dynindex._replica_overrides(table_name text, region_name text, overrides jsonb)
+RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_overrides' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_overrides(text, text, jsonb) IS
+    'Record the settings overrides of a table''s replica in a region (merged; an UPDATING replica turns ACTIVE) (internal: the replica job; superusers only)';
 CREATE FUNCTION dynindex._replica_copy_query(table_name text)
 RETURNS text AS 'MODULE_PATHNAME', 'dynindex_replica_copy_query' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION dynindex._replica_copy_query(text) IS
@@ -523,7 +534,7 @@ RETURNS bigint AS 'MODULE_PATHNAME', 'dynindex_replica_apply' LANGUAGE C VOLATIL
 COMMENT ON FUNCTION dynindex._replica_apply(text, text, jsonb) IS
     'Apply a batch of the initial copy of a replica: last writer wins on (stamp, region), as the apply worker (internal: the replica job; superusers only)';
 REVOKE ALL ON FUNCTION dynindex._replica_slot(text), dynindex._replica_join(text, text, text),
-    dynindex._replica_leave(text, text), dynindex._replica_copy_query(text),
+    dynindex._replica_leave(text, text), dynindex._replica_overrides(text, text, jsonb), dynindex._replica_copy_query(text),
     dynindex._replica_apply(text, text, jsonb) FROM PUBLIC;
 -- ReplicationLatency and PendingReplicationCount per pair of regions, for the
 -- endpoints' Prometheus export (dynindex_replication_<column>, the regions as labels).

@@ -63,8 +63,15 @@ extern void DynTablesCreateIndex(const char *table, int64 num, int position, boo
 extern Jsonb *DynTablesOnDemandMerge(Jsonb *current, JsonbValue *request, bool show_removed);
 
 /* tables_replicas.c */
-extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, char **create, char **remove);
-extern void DynTablesApplyReplicaUpdates(DynTable *t, const char *create, const char *remove);
+/* The one replica action of a request's ReplicaUpdates (region NULL: none). */
+typedef struct DynReplicaPlan
+{
+	const char *region;
+	const char *action;			/* "Create", "Update", "Delete" */
+	JsonbValue *update;			/* an Update: its action */
+} DynReplicaPlan;
+extern void DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, DynReplicaPlan *plan);
+extern void DynTablesApplyReplicaUpdates(DynTable *t, const DynReplicaPlan *plan);
 extern void DynTablesCheckConsistency(JsonbContainer *r);
 
 /* tables.c */

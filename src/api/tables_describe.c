@@ -287,6 +287,21 @@ DynTablesDescribeAs(DynTable *t, const char *status, bool with_stats, const Thro
 				pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 				DynTablesPushString(&st, "RegionName", r);
 				DynTablesPushString(&st, "ReplicaStatus", tab + 1);
+				/* its settings overrides (ReplicaUpdates Update) */
+				{
+					Jsonb	   *o = DynReplicationReplicaOverrides(t, r);
+
+					if (o)
+					{
+						JsonbIterator *it = JsonbIteratorInit(&o->root);
+						JsonbValue	v;
+						JsonbIteratorToken tok;
+
+						while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+							if (tok == WJB_KEY || tok == WJB_VALUE)
+								pushJsonbValue(&st, tok, &v);
+					}
+				}
 				pushJsonbValue(&st, WJB_END_OBJECT, NULL);
 			}
 			pushJsonbValue(&st, WJB_END_ARRAY, NULL);
@@ -342,7 +357,7 @@ DynDescribeTable(Jsonb *req)
 		return DynTablesWrap("Table", DynTablesDescribe(t, "CREATING", true));
 	/* UPDATING while a replica is being created or deleted (docs/global-tables.md) */
 	foreach(lc, DynReplicationReplicas(t))
-		if (strstr(lfirst(lc), "\tCREATING") || strstr(lfirst(lc), "\tDELETING"))
+		if (strstr(lfirst(lc), "\tCREATING") || strstr(lfirst(lc), "\tDELETING") || strstr(lfirst(lc), "\tUPDATING"))
 			return DynTablesWrap("Table", DynTablesDescribe(t, "UPDATING", true));
 	return DynTablesWrap("Table", DynTablesDescribe(t, "ACTIVE", true));
 }

@@ -65,28 +65,71 @@ replica_in_transition(DynTable *t)
 	{
 		char	   *r = lfirst(lc);
 
-		if (strstr(r, "\tCREATING") || strstr(r, "\tDELETING"))
+		if (strstr(r, "\tCREATING") || strstr(r, "\tDELETING") || strstr(r, "\tUPDATING"))
 			return true;
 	}
 	return false;
+}
+
+/* Is index a GSI of table t? */
+static bool
+is_gsi(DynTable *t, const char *index)
+{
+	for (int i = 0; i < t->nindexes; i++)
+		if (t->indexes[i].is_global && strcmp(t->indexes[i].name, index) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * An Update of a replica: what it overrides must fit the table (the same
+ * definition in every region): a read capacity override needs provisioned
+ * billing, an on-demand maximum on-demand billing (the messages of the same
+ * settings of UpdateTable), and a GSI override a GSI of the table.
+ */
+static void
+check_update(DynTable *t, JsonbValue *action)
+{
+	JsonbContainer *a = action->val.binary.data;
+	bool		provisioned = strcmp(t->billing_mode, "PROVISIONED") == 0;
+	JsonbValue *gsis = RqGet(a, "GlobalSecondaryIndexes");
+	JsonbValue *elems;
+	int			n;
+
+	if (RqGet(a, "ProvisionedThroughputOverride") && !provisioned)
+		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+	DynTablesCheckOnDemand(RqGet(a, "OnDemandThroughputOverride"), NULL, provisioned, DYN_OD_UPDATE);
+	if (gsis == NULL)
+		return;
+	elems = RqArrayElems(gsis, &n);
+	for (int i = 0; i < n; i++)
+	{
+		JsonbContainer *g = elems[i].val.binary.data;
+		char	   *name = RqGetString(g, "IndexName");
+
+		if (name == NULL || !is_gsi(t, name))
+			DynError(DYN_ERR_RESOURCE_NOT_FOUND, "Requested resource not found: Requested index %s not found", name ? name : "");
+		if (RqGet(g, "ProvisionedThroughputOverride") && !provisioned)
+			DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
+		DynTablesCheckOnDemand(RqGet(g, "OnDemandThroughputOverride"), name, provisioned, DYN_OD_UPDATE);
+	}
 }
 
 /*
  * Check ReplicaUpdates: every element names exactly one action and another
  * region of the deployment (declared with dynindex.set_region); a Create
  * names a region the table has no replica in yet, an Update or Delete one it
- * has.  *create or *remove is set to the region of the Create or Delete
- * accepted (one per request; docs/global-tables.md); an Update is refused
- * (not built) as DynamoDB refuses a region it cannot replicate to.
+ * has.  plan is the one Create, Update or Delete accepted (one per request;
+ * docs/global-tables.md).
  */
 void
-DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, char **create, char **remove)
+DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, DynReplicaPlan *plan)
 {
 	JsonbValue *elems;
 	int			n;
 	int			i;
 
-	*create = *remove = NULL;
+	memset(plan, 0, sizeof(*plan));
 	elems = RqArrayElems(updates, &n);
 	for (i = 0; i < n; i++)
 	{
@@ -135,51 +178,57 @@ DynTablesCheckReplicaUpdates(DynTable *t, JsonbValue *updates, char **create, ch
 		if (kind != 0 && status == NULL)
 			DynValidationError("Update global table operation failed because one or more replicas were not part of the global table. "
 							   "Please retry the request without these replicas: [%s].", region);
-		/* an Update of a replica: not built (docs/global-tables.md) */
 		if (kind == 1)
-			DynValidationError("Region %s is not supported. The latest version of global tables are only supported in the following regions: %s",
-							   region, supported_regions());
-		/* dynindex's own limit: one replica created or deleted at a time */
-		if (*create || *remove)
-			DynValidationError("One or more parameter values were invalid: dynindex creates or deletes one replica per UpdateTable request");
-		if (kind == 0)
-			*create = region;
-		else
-			*remove = region;
+			check_update(t, action);
+		/* dynindex's own limit: one replica created, updated or deleted at a time */
+		if (plan->region)
+			DynValidationError("One or more parameter values were invalid: dynindex creates, updates or deletes one replica per UpdateTable request");
+		plan->region = region;
+		plan->action = kinds[kind];
+		plan->update = kind == 1 ? action : NULL;
 	}
-	if ((*create || *remove) && replica_in_transition(t))
+	if (plan->region && replica_in_transition(t))
 		DynError(DYN_ERR_RESOURCE_IN_USE, "Attempt to change a resource which is still in use: Table is being updated: %s", t->name);
 }
 
 /*
- * Do the accepted Create or Delete: the replica CREATING or DELETING, and a
- * job of kind "replica" that does the work after this transaction commits
- * (replication/replica.c).  A Create turns the table's stream on
- * (NEW_AND_OLD_IMAGES) if it has none, as DynamoDB does for a global table.
+ * Do the accepted Create, Update or Delete: the replica CREATING, UPDATING or
+ * DELETING, and a job of kind "replica" that does the work after this
+ * transaction commits (replication/replica.c).  A Create turns the table's
+ * stream on (NEW_AND_OLD_IMAGES) if it has none, as DynamoDB does for a
+ * global table.
  */
 void
-DynTablesApplyReplicaUpdates(DynTable *t, const char *create, const char *remove)
+DynTablesApplyReplicaUpdates(DynTable *t, const DynReplicaPlan *plan)
 {
-	Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};
-	Datum		args[4];
+	Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID};
+	Datum		args[5];
+	char		nulls[5] = "     ";
 	int64		job;
+	const char *sql;
 
-	if (create == NULL && remove == NULL)
+	if (plan->region == NULL)
 		return;
-	if (create && t->stream.id == 0)
+	if (strcmp(plan->action, "Create") == 0 && t->stream.id == 0)
 		DynStreamEnable(t, DYN_STREAM_NEW_AND_OLD_IMAGES);
 	job = DynJobSubmit("replica");
 	args[0] = Int64GetDatum(job);
 	args[1] = CStringGetTextDatum(t->name);
-	args[2] = CStringGetTextDatum(create ? create : remove);
-	args[3] = CStringGetTextDatum(create ? "Create" : "Delete");
-	if (SPI_execute_with_args("INSERT INTO dynindex.replica_jobs (job_id, table_name, region_name, action) VALUES ($1, $2, $3, $4)",
-							  4, types, args, NULL, false, 0) != SPI_OK_INSERT)
+	args[2] = CStringGetTextDatum(plan->region);
+	args[3] = CStringGetTextDatum(plan->action);
+	if (plan->update)
+		args[4] = JsonbPGetDatum(JsonbValueToJsonb(plan->update));
+	else
+		nulls[4] = 'n';
+	if (SPI_execute_with_args("INSERT INTO dynindex.replica_jobs (job_id, table_name, region_name, action, request) "
+							  "VALUES ($1, $2, $3, $4, $5)", 5, types, args, nulls, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not record the replica job");
-	if (SPI_execute_with_args(create ?
-							  "INSERT INTO dynindex.replicas (table_name, region_name, status) VALUES ($2, $3, 'CREATING')" :
-							  "UPDATE dynindex.replicas SET status = 'DELETING' WHERE table_name = $2 AND region_name = $3",
-							  4, types, args, NULL, false, 0) < 0)
+	sql = strcmp(plan->action, "Create") == 0 ?
+		"INSERT INTO dynindex.replicas (table_name, region_name, status) VALUES ($2, $3, 'CREATING')" :
+		strcmp(plan->action, "Update") == 0 ?
+		"UPDATE dynindex.replicas SET status = 'UPDATING' WHERE table_name = $2 AND region_name = $3" :
+		"UPDATE dynindex.replicas SET status = 'DELETING' WHERE table_name = $2 AND region_name = $3";
+	if (SPI_execute_with_args(sql, 5, types, args, nulls, false, 0) < 0)
 		elog(ERROR, "could not record the replica");
 	DynCatalogChanged();
 }

@@ -413,8 +413,7 @@ DynUpdateTable(Jsonb *req)
 	JsonbValue *odt = RqGet(r, "OnDemandThroughput");
 	bool		to_provisioned;
 	const char *const *opt;
-	char	   *replica_create = NULL;
-	char	   *replica_delete = NULL;
+	DynReplicaPlan replica = {0};
 
 	RqValidate(req, DynUpdateTableFields);
 	updates = RqArrayElems(RqGet(r, "GlobalSecondaryIndexUpdates"), &nupdates);
@@ -476,7 +475,7 @@ DynUpdateTable(Jsonb *req)
 	t = DynTablesForChange(RqGetString(r, "TableName"));
 	DynTablesCheckConsistency(r);
 	if (RqGet(r, "ReplicaUpdates"))
-		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"), &replica_create, &replica_delete);
+		DynTablesCheckReplicaUpdates(t, RqGet(r, "ReplicaUpdates"), &replica);
 	billing = RqGetString(r, "BillingMode");
 	if (pt && strcmp(billing ? billing : t->billing_mode, "PAY_PER_REQUEST") == 0)
 		DynValidationError("One or more parameter values were invalid: Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST");
@@ -606,7 +605,7 @@ DynUpdateTable(Jsonb *req)
 		DynStreamEnable(t, view);
 	else if (stream)
 		DynStreamDisable(t);
-	DynTablesApplyReplicaUpdates(t, replica_create, replica_delete);
+	DynTablesApplyReplicaUpdates(t, &replica);
 
 	if (index_change)
 	{

@@ -166,12 +166,29 @@ static const RqField any_elem = {.type = RQ_ANY};
 static const char *const consistency_enum[] = {"EVENTUAL", "STRONG", NULL};
 
 /* ReplicaUpdates (global tables 2019.11.21): ReplicationGroupUpdate and its three actions */
+static const RqField replica_pt_fields[] = {
+	{.name = "ReadCapacityUnits",.type = RQ_LONG,.hasmin = true,.minval = 1},
+	{0}
+};
+static const RqField replica_od_fields[] = {
+	{.name = "MaxReadRequestUnits",.type = RQ_LONG},
+	{0}
+};
+static const RqField replica_gsi_fields[] = {
+	{.name = "IndexName",.type = RQ_STRING,.notnull = true},
+	{.name = "ProvisionedThroughputOverride",.type = RQ_STRUCT,.structname = "ProvisionedThroughputOverride",.fields = replica_pt_fields},
+	{.name = "OnDemandThroughputOverride",.type = RQ_STRUCT,.structname = "OnDemandThroughputOverride",.fields = replica_od_fields},
+	{0}
+};
+static const RqField replica_gsi_elem = {
+	.type = RQ_STRUCT,.structname = "ReplicaGlobalSecondaryIndex",.fields = replica_gsi_fields
+};
 static const RqField replica_member_fields[] = {
 	{.name = "RegionName",.type = RQ_STRING,.notnull = true},
 	{.name = "KMSMasterKeyId",.type = RQ_STRING},
-	{.name = "ProvisionedThroughputOverride",.type = RQ_ANY},
-	{.name = "OnDemandThroughputOverride",.type = RQ_ANY},
-	{.name = "GlobalSecondaryIndexes",.type = RQ_ANY},
+	{.name = "ProvisionedThroughputOverride",.type = RQ_STRUCT,.structname = "ProvisionedThroughputOverride",.fields = replica_pt_fields},
+	{.name = "OnDemandThroughputOverride",.type = RQ_STRUCT,.structname = "OnDemandThroughputOverride",.fields = replica_od_fields},
+	{.name = "GlobalSecondaryIndexes",.type = RQ_LIST,.elem = &replica_gsi_elem,.minlen = 1},
 	{.name = "TableClassOverride",.type = RQ_STRING,.enumvals = table_class_enum},
 	{0}
 };

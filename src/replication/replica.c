@@ -41,6 +41,7 @@
 #include "libpq-fe.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
 
@@ -228,6 +229,76 @@ dynindex_replica_leave(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Merge overrides (a replica's settings as DescribeTable's Replicas shows
+ * them) into the replica's row: members replace members, a GSI's entry
+ * replaces the entry of the same index.
+ */
+static const char *const merge_overrides_sql =
+"UPDATE dynindex.replicas SET status = CASE WHEN status = 'UPDATING' THEN 'ACTIVE' ELSE status END, "
+"overrides = (SELECT (coalesce(overrides, '{}') || ($3::jsonb - 'GlobalSecondaryIndexes')) || "
+"  CASE WHEN $3::jsonb ? 'GlobalSecondaryIndexes' THEN pg_catalog.jsonb_build_object('GlobalSecondaryIndexes', "
+"    (SELECT pg_catalog.jsonb_agg(e ORDER BY e->>'IndexName') FROM ("
+"      SELECT e FROM pg_catalog.jsonb_array_elements(coalesce(overrides->'GlobalSecondaryIndexes', '[]')) e "
+"      WHERE NOT EXISTS (SELECT FROM pg_catalog.jsonb_array_elements($3::jsonb->'GlobalSecondaryIndexes') x "
+"        WHERE x->'IndexName' = e->'IndexName') "
+"      UNION ALL SELECT x FROM pg_catalog.jsonb_array_elements($3::jsonb->'GlobalSecondaryIndexes') x) s(e))) "
+"  ELSE '{}' END) "
+"WHERE table_name = $1 AND region_name = $2";
+
+PG_FUNCTION_INFO_V1(dynindex_replica_overrides);
+
+/* dynindex._replica_overrides(table_name, region_name, overrides): record a replica's settings overrides. */
+Datum
+dynindex_replica_overrides(PG_FUNCTION_ARGS)
+{
+	DynSecurityState sec;
+	Oid			types[3] = {TEXTOID, TEXTOID, JSONBOID};
+	Datum		args[3] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1), PG_GETARG_DATUM(2)};
+
+	require_superuser("record a dynindex replica");
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args(merge_overrides_sql, 3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not write dynindex.replicas");
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	DynCatalogChanged();
+	PG_RETURN_VOID();
+}
+
+/* The settings overrides of table t's replica in region, as DescribeTable shows them (NULL: none). */
+Jsonb *
+DynReplicationReplicaOverrides(DynTable *t, const char *region)
+{
+	DynSecurityState sec;
+	MemoryContext outer = CurrentMemoryContext;
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		args[2] = {CStringGetTextDatum(t->name), CStringGetTextDatum(region)};
+	Jsonb	   *out = NULL;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynSecurityBeginInternal(&sec);
+	if (SPI_execute_with_args("SELECT overrides FROM dynindex.replicas WHERE table_name = $1 AND region_name = $2 "
+							  "AND overrides IS NOT NULL AND overrides <> '{}'",
+							  2, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replicas");
+	if (SPI_processed == 1)
+	{
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(outer);
+
+		out = DatumGetJsonbPCopy(d);
+		MemoryContextSwitchTo(spi);
+	}
+	DynSecurityEndInternal(&sec);
+	SPI_finish();
+	return out;
+}
+
+/*
  * The copy's query of table t: one JSON text per item — its encoded key
  * ("p", "s", base64), the stored item ("i"), its stamp ("t": null when never
  * stamped) and region ("o") — and per tombstone (no "i").
@@ -276,7 +347,8 @@ typedef struct ReplicaJob
 	int64		id;
 	char	   *table;
 	char	   *region;
-	char	   *action;			/* "Create", "Delete" */
+	char	   *action;			/* "Create", "Delete", "Update" */
+	char	   *request;		/* an Update: its action (JSON) */
 } ReplicaJob;
 
 /* The job's memory (outlives its transactions) and its open connections. */
@@ -781,6 +853,117 @@ replica_delete(const ReplicaJob *j)
 	remote_close_all();
 }
 
+/*
+ * The UpdateTable requests that make the replica's table (described by $1)
+ * what the Update action $2 asks: its read capacity, its on-demand read
+ * maximum, its GSIs' (the write capacity stays the table's: DynamoDB's
+ * overrides are of reads), its table class, its KMS key.  What already is so
+ * is not asked (UpdateTable refuses a change to the same value).
+ */
+static const char *const update_requests_sql =
+"WITH d AS (SELECT $1::jsonb AS t, $2::jsonb AS u) "
+"SELECT r::text FROM d, LATERAL ("
+" SELECT pg_catalog.jsonb_build_object('TableName', t->'TableName', 'ProvisionedThroughput', pg_catalog.jsonb_build_object("
+"   'ReadCapacityUnits', u->'ProvisionedThroughputOverride'->'ReadCapacityUnits', "
+"   'WriteCapacityUnits', t->'ProvisionedThroughput'->'WriteCapacityUnits')) AS r "
+"  WHERE u->'ProvisionedThroughputOverride' ? 'ReadCapacityUnits' "
+"    AND u->'ProvisionedThroughputOverride'->'ReadCapacityUnits' IS DISTINCT FROM t->'ProvisionedThroughput'->'ReadCapacityUnits' "
+" UNION ALL SELECT pg_catalog.jsonb_build_object('TableName', t->'TableName', 'OnDemandThroughput', "
+"   pg_catalog.jsonb_build_object('MaxReadRequestUnits', u->'OnDemandThroughputOverride'->'MaxReadRequestUnits')) "
+"  WHERE u->'OnDemandThroughputOverride' ? 'MaxReadRequestUnits' "
+" UNION ALL SELECT pg_catalog.jsonb_build_object('TableName', t->'TableName', 'GlobalSecondaryIndexUpdates', "
+"   pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('Update', pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+"     'IndexName', g->'IndexName', "
+"     'ProvisionedThroughput', CASE WHEN g->'ProvisionedThroughputOverride'->'ReadCapacityUnits' IS DISTINCT FROM cg->'ProvisionedThroughput'->'ReadCapacityUnits' "
+"       AND g->'ProvisionedThroughputOverride' ? 'ReadCapacityUnits' THEN pg_catalog.jsonb_build_object("
+"       'ReadCapacityUnits', g->'ProvisionedThroughputOverride'->'ReadCapacityUnits', "
+"       'WriteCapacityUnits', cg->'ProvisionedThroughput'->'WriteCapacityUnits') END, "
+"     'OnDemandThroughput', CASE WHEN g->'OnDemandThroughputOverride' ? 'MaxReadRequestUnits' THEN pg_catalog.jsonb_build_object("
+"       'MaxReadRequestUnits', g->'OnDemandThroughputOverride'->'MaxReadRequestUnits') END)))))"
+"  FROM pg_catalog.jsonb_array_elements(coalesce(u->'GlobalSecondaryIndexes', '[]')) g "
+"  JOIN pg_catalog.jsonb_array_elements(coalesce(t->'GlobalSecondaryIndexes', '[]')) cg ON cg->'IndexName' = g->'IndexName' "
+"  WHERE (g->'ProvisionedThroughputOverride' ? 'ReadCapacityUnits' "
+"         AND g->'ProvisionedThroughputOverride'->'ReadCapacityUnits' IS DISTINCT FROM cg->'ProvisionedThroughput'->'ReadCapacityUnits') "
+"     OR g->'OnDemandThroughputOverride' ? 'MaxReadRequestUnits' "
+" UNION ALL SELECT pg_catalog.jsonb_build_object('TableName', t->'TableName', 'TableClass', u->'TableClassOverride') "
+"  WHERE u ? 'TableClassOverride' AND u->>'TableClassOverride' IS DISTINCT FROM coalesce(t->'TableClassSummary'->>'TableClass', 'STANDARD') "
+" UNION ALL SELECT pg_catalog.jsonb_build_object('TableName', t->'TableName', 'SSESpecification', pg_catalog.jsonb_build_object("
+"   'Enabled', true, 'SSEType', 'KMS', 'KMSMasterKeyId', u->'KMSMasterKeyId')) "
+"  WHERE u ? 'KMSMasterKeyId') x";
+
+/* The overrides an Update action records (DescribeTable's members of a replica). */
+static const char *const overrides_sql =
+"SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
+"'ProvisionedThroughputOverride', u->'ProvisionedThroughputOverride', "
+"'OnDemandThroughputOverride', u->'OnDemandThroughputOverride', "
+"'GlobalSecondaryIndexes', u->'GlobalSecondaryIndexes', 'KMSMasterKeyId', u->'KMSMasterKeyId', "
+"'ReplicaTableClassSummary', CASE WHEN u ? 'TableClassOverride' THEN pg_catalog.jsonb_build_object("
+"  'TableClass', u->'TableClassOverride', 'LastUpdateDateTime', pg_catalog.round(extract(epoch FROM pg_catalog.now())::numeric, 3)) END))::text "
+"FROM (SELECT $1::jsonb AS u) s";
+
+/*
+ * Update the replica of j->table in region j->region: apply the Update
+ * action's settings to the region's table through its UpdateTable, then
+ * record them (DescribeTable's Replicas) here and on every other replica.
+ */
+static void
+replica_update(const ReplicaJob *j, const char *request)
+{
+	PGconn	   *target;
+	const char *params[3];
+	char	   *desc;
+	char	   *overrides;
+	List	   *others = NIL;
+	List	   *requests = NIL;
+	ListCell   *lc;
+	MemoryContext old;
+
+	local_begin();
+	if (SPI_execute_with_args("SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
+							  "AND status = 'ACTIVE' ORDER BY region_name", 2, (Oid[]) {TEXTOID, TEXTOID},
+							  (Datum[]) {CStringGetTextDatum(j->table), CStringGetTextDatum(j->region)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replicas");
+	old = MemoryContextSwitchTo(job_context);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		others = lappend(others, pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)));
+	MemoryContextSwitchTo(old);
+	local_end();
+
+	target = remote_connect(j->region);
+	params[0] = j->table;
+	desc = remote_exec(target, j->region,
+					   "SELECT (dynindex.api('DescribeTable', pg_catalog.jsonb_build_object('TableName', $1::text))->'Table')::text",
+					   1, params);
+	local_begin();
+	if (SPI_execute_with_args(update_requests_sql, 2, (Oid[]) {TEXTOID, TEXTOID},
+							  (Datum[]) {CStringGetTextDatum(desc), CStringGetTextDatum(request)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not build the replica's UpdateTable requests");
+	old = MemoryContextSwitchTo(job_context);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		requests = lappend(requests, pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)));
+	MemoryContextSwitchTo(old);
+	overrides = local_query(overrides_sql, 1, request, NULL, NULL);
+	local_end();
+	foreach(lc, requests)
+	{
+		params[0] = lfirst(lc);
+		(void) remote_exec(target, j->region, "SELECT dynindex.api('UpdateTable', $1::jsonb)", 1, params);
+	}
+	params[0] = j->table;
+	params[1] = j->region;
+	params[2] = overrides;
+	foreach(lc, others)
+	{
+		char	   *region = lfirst(lc);
+
+		(void) remote_exec(remote_connect(region), region, "SELECT dynindex._replica_overrides($1, $2, $3::jsonb)", 3, params);
+	}
+	(void) local_exec("SELECT dynindex._replica_overrides($1, $2, $3::jsonb)", 3, j->table, j->region, overrides);
+	remote_close_all();
+}
+
 /* Read the job's row. */
 static bool
 read_job(int64 id, ReplicaJob *j)
@@ -788,7 +971,7 @@ read_job(int64 id, ReplicaJob *j)
 	bool		found = false;
 
 	local_begin();
-	if (SPI_execute_with_args("SELECT table_name, region_name, action FROM dynindex.replica_jobs WHERE job_id = $1",
+	if (SPI_execute_with_args("SELECT table_name, region_name, action, request::text FROM dynindex.replica_jobs WHERE job_id = $1",
 							  1, (Oid[]) {INT8OID}, (Datum[]) {Int64GetDatum(id)}, NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read dynindex.replica_jobs");
 	if (SPI_processed == 1)
@@ -797,6 +980,9 @@ read_job(int64 id, ReplicaJob *j)
 		j->table = MemoryContextStrdup(job_context, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1));
 		j->region = MemoryContextStrdup(job_context, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2));
 		j->action = MemoryContextStrdup(job_context, SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3));
+		j->request = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4);
+		if (j->request)
+			j->request = MemoryContextStrdup(job_context, j->request);
 		found = true;
 	}
 	local_end();
@@ -811,6 +997,13 @@ ensure_context(void)
 		job_context = AllocSetContextCreate(TopMemoryContext, "dynindex replica job", ALLOCSET_DEFAULT_SIZES);
 }
 
+/* "creation", "update", "deletion" */
+static const char *
+action_noun(const char *action)
+{
+	return strcmp(action, "Create") == 0 ? "creation" : strcmp(action, "Update") == 0 ? "update" : "deletion";
+}
+
 /* Run a replica job (worker/jobs.c): Create or Delete, from the start (every step can run again). */
 void
 DynReplicaRun(int64 id)
@@ -821,13 +1014,15 @@ DynReplicaRun(int64 id)
 	if (!read_job(id, &j))
 		return;
 	ereport(LOG, (errmsg("dynindex: %s of the replica of table \"%s\" in region \"%s\" started",
-						 strcmp(j.action, "Create") == 0 ? "creation" : "deletion", j.table, j.region)));
+						 action_noun(j.action), j.table, j.region)));
 	if (strcmp(j.action, "Create") == 0)
 		replica_create(&j);
+	else if (strcmp(j.action, "Update") == 0 && j.request)
+		replica_update(&j, j.request);
 	else
 		replica_delete(&j);
 	ereport(LOG, (errmsg("dynindex: %s of the replica of table \"%s\" in region \"%s\" done",
-						 strcmp(j.action, "Create") == 0 ? "creation" : "deletion", j.table, j.region)));
+						 action_noun(j.action), j.table, j.region)));
 }
 
 /*
@@ -835,7 +1030,8 @@ DynReplicaRun(int64 id)
  * never a connection string nor an item).  A Create leaves the replica
  * CREATION_FAILED here (this server no longer captures for it, and drops its
  * slot for the region if nothing else needs it); a Delete leaves it DELETING
- * (DeleteTable or a new request can finish it).
+ * (DeleteTable or a new request can finish it); an Update leaves it ACTIVE
+ * with the overrides it had.
  */
 void
 DynReplicaFail(int64 id, const char *message)
@@ -847,7 +1043,7 @@ DynReplicaFail(int64 id, const char *message)
 	if (!read_job(id, &j))
 		return;
 	ereport(WARNING, (errmsg("dynindex: the %s of the replica of table \"%s\" in region \"%s\" failed: %s",
-							 strcmp(j.action, "Create") == 0 ? "creation" : "deletion", j.table, j.region, message)));
+							 action_noun(j.action), j.table, j.region, message)));
 	local_begin();
 	{
 		DynSecurityState sec;
@@ -859,6 +1055,12 @@ DynReplicaFail(int64 id, const char *message)
 			elog(ERROR, "could not write dynindex.replica_jobs");
 		if (strcmp(j.action, "Create") == 0 &&
 			SPI_execute_with_args("UPDATE dynindex.replicas SET status = 'CREATION_FAILED' WHERE table_name = $1 AND region_name = $2",
+								  2, (Oid[]) {TEXTOID, TEXTOID}, (Datum[]) {CStringGetTextDatum(j.table), CStringGetTextDatum(j.region)},
+								  NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not write dynindex.replicas");
+		/* an Update that could not be applied: the replica is as it was */
+		if (strcmp(j.action, "Update") == 0 &&
+			SPI_execute_with_args("UPDATE dynindex.replicas SET status = 'ACTIVE' WHERE table_name = $1 AND region_name = $2 AND status = 'UPDATING'",
 								  2, (Oid[]) {TEXTOID, TEXTOID}, (Datum[]) {CStringGetTextDatum(j.table), CStringGetTextDatum(j.region)},
 								  NULL, false, 0) != SPI_OK_UPDATE)
 			elog(ERROR, "could not write dynindex.replicas");

@@ -78,6 +78,8 @@ extern char *DynReplicationSlotName(const char *region);
 /* replica.c: ReplicaUpdates Create and Delete, a job of kind "replica" (worker/jobs.c runs it) */
 extern void DynReplicaRun(int64 id);
 extern void DynReplicaFail(int64 id, const char *message);
+/* The settings overrides of table t's replica in region, as DescribeTable shows them (NULL: none). */
+extern Jsonb *DynReplicationReplicaOverrides(DynTable *t, const char *region);
 
 /* decode.c: the output plugin (_PG_output_plugin_init) */
 

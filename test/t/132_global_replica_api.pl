@@ -6,6 +6,8 @@
 # with the replica CREATING, then ACTIVE on both sides; eu-west-1's table has
 # the same definition and every item (compared item by item), its indexes
 # verify, and writes replicate both ways.  An empty table becomes global.
+# Update: the replica's read capacity, GSI and table class overrides applied to
+# eu-west-1's table and shown in DescribeTable's Replicas.
 # Delete: DELETING, then the replica is gone on both sides, eu-west-1's table
 # is deleted and the slots no table needs are dropped; re-added, it copies
 # again.  A Create interrupted by SIGKILL of us-east-1 during the copy
@@ -133,6 +135,26 @@ api($east, 'DeleteItem', '{"TableName":"Rep","Key":{"pk":{"S":"p2"},"sk":{"N":"1
 ok(tables_converged([ $east, $west ], 'Rep', 60), 'writes on either side reach the other after the creation');
 is($east->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Rep","Key":{"pk":{"S":"w1"},"sk":{"N":"1"}}}') ? 'Item'}),
 	't', 'a put in the new replica reaches us-east-1');
+
+# == Update: the replica's overrides, applied to eu-west-1's table, shown in Replicas ==
+$resp = $east->safe_psql('postgres', q{SELECT d->>'TableStatus' || ' ' || (d->'Replicas'->0->>'ReplicaStatus')
+  FROM (SELECT dynindex.api('UpdateTable', '{"TableName":"Rep","ReplicaUpdates":[{"Update":{"RegionName":"eu-west-1",
+    "ProvisionedThroughputOverride":{"ReadCapacityUnits":700},"GlobalSecondaryIndexes":[{"IndexName":"byG","ProvisionedThroughputOverride":{"ReadCapacityUnits":350}}],
+    "TableClassOverride":"STANDARD_INFREQUENT_ACCESS"}}]}')->'TableDescription' AS d) s});
+is($resp, 'UPDATING UPDATING', 'UpdateTable Update: the table and the replica UPDATING');
+ok(wait_state($east, 'Rep', 'ACTIVE eu-west-1:ACTIVE'), 'the replica is ACTIVE again');
+is($east->safe_psql('postgres', q{SELECT (r->'ProvisionedThroughputOverride')::text || ' ' || (r->'GlobalSecondaryIndexes')::text || ' ' || (r->'ReplicaTableClassSummary'->>'TableClass')
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName":"Rep"}')->'Table'->'Replicas'->0 AS r) s}),
+	'{"ReadCapacityUnits": 700} [{"IndexName": "byG", "ProvisionedThroughputOverride": {"ReadCapacityUnits": 350}}] STANDARD_INFREQUENT_ACCESS',
+	'DescribeTable in us-east-1 shows the overrides of the replica');
+is($west->safe_psql('postgres', q{SELECT (d->'ProvisionedThroughput'->>'ReadCapacityUnits') || ' ' || (d->'ProvisionedThroughput'->>'WriteCapacityUnits') || ' '
+  || (d->'GlobalSecondaryIndexes'->0->'ProvisionedThroughput'->>'ReadCapacityUnits') || ' ' || (d->'GlobalSecondaryIndexes'->0->'ProvisionedThroughput'->>'WriteCapacityUnits') || ' '
+  || (d->'TableClassSummary'->>'TableClass')
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName":"Rep"}')->'Table' AS d) s}),
+	'700 500 350 300 STANDARD_INFREQUENT_ACCESS', 'the table of eu-west-1 has the overrides (reads; writes stay the table\'s)');
+is($east->safe_psql('postgres', q{SELECT (d->'ProvisionedThroughput'->>'ReadCapacityUnits') || ' ' || coalesce(d->'TableClassSummary'->>'TableClass', 'STANDARD')
+  FROM (SELECT dynindex.api('DescribeTable', '{"TableName":"Rep"}')->'Table' AS d) s}),
+	'500 STANDARD', 'the table of us-east-1 keeps its own settings');
 
 # an empty table
 api($east, 'UpdateTable', '{"TableName":"Empty","ReplicaUpdates":[{"Create":{"RegionName":"eu-west-1"}}]}');
