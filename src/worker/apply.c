@@ -537,7 +537,13 @@ dynindex_apply_main(Datum arg)
 	replorigin_session_setup(origin, 0);
 	replorigin_session_origin = origin;
 	session_context = AllocSetContextCreate(TopMemoryContext, "dynindex apply session", ALLOCSET_DEFAULT_SIZES);
-	message_context = AllocSetContextCreate(session_context, "dynindex apply message", ALLOCSET_SMALL_SIZES);
+	/*
+	 * Not a child of session_context: resetting a context deletes its
+	 * children, and the session's is reset after each session (a stream that
+	 * ended, or a slot not there yet) — the next session would use a deleted
+	 * context.
+	 */
+	message_context = AllocSetContextCreate(TopMemoryContext, "dynindex apply message", ALLOCSET_SMALL_SIZES);
 
 	for (;;)
 	{
