@@ -147,6 +147,7 @@ SELECT dynindex._replica_leave('gt_t', 'eu-west-1');
 SELECT dynindex._replica_copy_query('gt_t');
 SELECT dynindex._replica_apply('gt_t', 'eu-west-1', '[]');
 SELECT dynindex._replica_overrides('gt_t', 'eu-west-1', '{}');
+SELECT dynindex._replica_local_api('DescribeTable', '{"TableName": "gt_t"}');
 RESET ROLE;
 SELECT dynindex._replica_join('gt_t', 'nowhere-1', 'ACTIVE');
 SELECT dynindex._replica_join('gt_nothere', 'eu-west-1', 'ACTIVE');

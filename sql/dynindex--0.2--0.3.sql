@@ -525,6 +525,10 @@ CREATE FUNCTION dynindex._replica_overrides(table_name text, region_name text, o
 RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replica_overrides' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dynindex._replica_overrides(text, text, jsonb) IS
     'Record the settings overrides of a table''s replica in a region (merged; an UPDATING replica turns ACTIVE) (internal: the replica job; superusers only)';
+CREATE FUNCTION dynindex._replica_local_api(operation text, request jsonb)
+RETURNS jsonb AS 'MODULE_PATHNAME', 'dynindex_replica_local_api' LANGUAGE C VOLATILE STRICT;
+COMMENT ON FUNCTION dynindex._replica_local_api(text, jsonb) IS
+    'Run an operation on this region''s replica only, not sent to the other regions: a replica''s own settings (internal: the replica job; superusers only)';
 CREATE FUNCTION dynindex._replica_copy_query(table_name text)
 RETURNS text AS 'MODULE_PATHNAME', 'dynindex_replica_copy_query' LANGUAGE C STABLE STRICT;
 COMMENT ON FUNCTION dynindex._replica_copy_query(text) IS
@@ -535,6 +539,7 @@ COMMENT ON FUNCTION dynindex._replica_apply(text, text, jsonb) IS
     'Apply a batch of the initial copy of a replica: last writer wins on (stamp, region), as the apply worker (internal: the replica job; superusers only)';
 REVOKE ALL ON FUNCTION dynindex._replica_slot(text), dynindex._replica_join(text, text, text),
     dynindex._replica_leave(text, text), dynindex._replica_overrides(text, text, jsonb), dynindex._replica_copy_query(text),
+    dynindex._replica_local_api(text, jsonb),
     dynindex._replica_apply(text, text, jsonb) FROM PUBLIC;
 -- ReplicationLatency and PendingReplicationCount per pair of regions, for the
 -- endpoints' Prometheus export (dynindex_replication_<column>, the regions as labels).

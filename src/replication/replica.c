@@ -903,8 +903,10 @@ static const char *const overrides_sql =
 
 /*
  * Update the replica of j->table in region j->region: apply the Update
- * action's settings to the region's table through its UpdateTable, then
- * record them (DescribeTable's Replicas) here and on every other replica.
+ * action's settings to the region's table through its UpdateTable, run as
+ * that replica's own (_replica_local_api: not sent to the other regions, as
+ * an UpdateTable of capacity would be), then record them (DescribeTable's
+ * Replicas) here and on every other replica.
  */
 static void
 replica_update(const ReplicaJob *j, const char *request)
@@ -949,7 +951,7 @@ replica_update(const ReplicaJob *j, const char *request)
 	foreach(lc, requests)
 	{
 		params[0] = lfirst(lc);
-		(void) remote_exec(target, j->region, "SELECT dynindex.api('UpdateTable', $1::jsonb)", 1, params);
+		(void) remote_exec(target, j->region, "SELECT dynindex._replica_local_api('UpdateTable', $1::jsonb)", 1, params);
 	}
 	params[0] = j->table;
 	params[1] = j->region;

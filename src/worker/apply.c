@@ -751,3 +751,53 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 	SPI_finish();
 	PG_RETURN_INT64((int64) n);
 }
+
+PG_FUNCTION_INFO_V1(dynindex_replica_local_api);
+
+/*
+ * dynindex._replica_local_api(op, request): run an operation on this
+ * region's replica only, not sent to the other regions — the replica job's
+ * way to apply a ReplicaUpdates Update's overrides (its read capacity, its
+ * GSIs', its table class) to this region's table (replication/replica.c),
+ * which an UpdateTable made here would otherwise send to every replica.
+ */
+Datum
+dynindex_replica_local_api(PG_FUNCTION_ARGS)
+{
+	Oid			types[2] = {TEXTOID, JSONBOID};
+	Datum		args[2] = {PG_GETARG_DATUM(0), PG_GETARG_DATUM(1)};
+	Datum		out;
+	bool		isnull;
+
+	if (!superuser())
+		ereport(ERROR, (errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						errmsg("permission denied to change a dynindex replica"),
+						errdetail("Only superusers may (UpdateTable ReplicaUpdates is the API).")));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	DynReplicationApplying.active = true;
+	PG_TRY();
+	{
+		if (SPI_execute_with_args("SELECT dynindex.api($1, $2)", 2, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not run the operation");
+	}
+	PG_FINALLY();
+	{
+		DynReplicationApplying.active = false;
+	}
+	PG_END_TRY();
+	out = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (!isnull)
+	{
+		/* the answer outlives SPI: copied into the caller's memory */
+		Jsonb	   *j = DatumGetJsonbP(out);
+		Jsonb	   *copy = SPI_palloc(VARSIZE(j));
+
+		memcpy(copy, j, VARSIZE(j));
+		out = JsonbPGetDatum(copy);
+	}
+	SPI_finish();
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(out);
+}
