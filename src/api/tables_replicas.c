@@ -203,7 +203,7 @@ DynTablesApplyReplicaUpdates(DynTable *t, const DynReplicaPlan *plan)
 {
 	Oid			types[5] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, JSONBOID};
 	Datum		args[5];
-	char		nulls[5] = "     ";
+	char		nulls[6] = "     ";	/* 5 and the terminator (GCC 15: -Wunterminated-string-initialization) */
 	int64		job;
 	const char *sql;
 
