@@ -71,8 +71,6 @@ apply_locktag(LOCKTAG *tag, const char *region)
 /* The region streamed, and the changes applied in the open remote transaction (for lag.c). */
 static const char *apply_region = NULL;
 static int64 applied_in_xact = 0;
-/* the open remote transaction changed a table's settings here: start afresh after its commit */
-static bool restart_after_commit = false;
 
 /* One change as the output plugin sends it. */
 typedef struct ApplyChange
@@ -190,7 +188,6 @@ apply_change(const char *json)
 			DynReplicationApplying.active = false;
 		}
 		PG_END_TRY();
-		restart_after_commit = true;
 		return true;
 	}
 	keymap = DynMakeMap(2);
@@ -344,24 +341,7 @@ handle_message(PGconn *conn, const char *buf, int len)
 				applied_in_xact++;
 		}
 		else if (dlen > 2 && data[0] == 'C' && data[1] == ' ')
-		{
 			commit_remote(start, (TimestampTz) strtoi64(text + 2, NULL, 10));
-
-			/*
-			 * After a settings change (an index created, storage made) this
-			 * process's caches are not trusted: the next change applied in
-			 * the same process once crashed in the relation cache (TAP 137),
-			 * a cause not found.  The database's worker starts a new one at
-			 * its next round; the origin's progress has the change.
-			 */
-			if (restart_after_commit)
-			{
-				send_status(conn, false);
-				ereport(LOG, (errmsg("dynindex apply: region \"%s\" changed a table's settings here: the apply worker starts again",
-									 apply_region)));
-				proc_exit(0);
-			}
-		}
 	}
 }
 
