@@ -18,6 +18,14 @@
  * is tried again by the same worker every DYN_APPLY_RETRY_MS; an error while
  * applying ends the worker (the transaction rolls back, the origin stays
  * where it was) and the database's worker starts it again.
+ *
+ * A peer that goes silent (a partition that drops packets, a host that
+ * died without closing its connections) is noticed as PostgreSQL's own
+ * subscriptions notice it: nothing received for wal_receiver_timeout ends
+ * the session (half of it without anything asks the sender for a reply),
+ * and connecting and starting the stream wait on the latch, interruptible
+ * and no longer than wal_receiver_timeout.  Without this the worker waited
+ * forever on a connection nobody answered (test/t/136_global_partition.pl).
  */
 #include "postgres.h"
 
@@ -29,7 +37,9 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
+#include "postmaster/interrupt.h"
 #include "replication/origin.h"
+#include "replication/walreceiver.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
 #include "storage/lmgr.h"
@@ -357,22 +367,111 @@ backoff(void)
 	CHECK_FOR_INTERRUPTS();
 }
 
-/* Connect to the region's server for replication (NULL: could not; the conninfo is never logged). */
+/*
+ * Wait on the latch for socket event io of conn, or until deadline (0: no
+ * deadline); interruptible.  False when the deadline passed.
+ */
+static bool
+wait_socket(PGconn *conn, int io, TimestampTz deadline)
+{
+	long		timeout = -1;
+	int			events = WL_LATCH_SET | WL_EXIT_ON_PM_DEATH | io;
+	int			rc;
+
+	if (deadline != 0)
+	{
+		timeout = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), deadline);
+		if (timeout <= 0)
+			return false;
+		events |= WL_TIMEOUT;
+	}
+	rc = WaitLatchOrSocket(MyLatch, events, PQsocket(conn), timeout, PG_WAIT_EXTENSION);
+	if (rc & WL_LATCH_SET)
+	{
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return !((rc & WL_TIMEOUT) && !(rc & io));
+}
+
+/* The deadline of a step that waits for the region's server (0: none, wal_receiver_timeout = 0). */
+static TimestampTz
+answer_deadline(void)
+{
+	if (wal_receiver_timeout <= 0)
+		return 0;
+	return TimestampTzPlusMilliseconds(GetCurrentTimestamp(), wal_receiver_timeout);
+}
+
+/*
+ * Connect to the region's server for replication (NULL: could not; the
+ * conninfo is never logged).  Asynchronously, as libpqwalreceiver does: a
+ * server that accepts the connection and never answers holds the worker no
+ * longer than wal_receiver_timeout, and a SIGTERM is served meanwhile.
+ */
 static PGconn *
 connect_region(const char *region, const char *conninfo)
 {
 	const char *keys[] = {"dbname", "replication", "fallback_application_name", NULL};
 	const char *vals[] = {conninfo, "database", "dynindex_apply", NULL};
-	PGconn	   *conn = PQconnectdbParams(keys, vals, 1);
+	PGconn	   *conn = PQconnectStartParams(keys, vals, 1);
+	PostgresPollingStatusType status = PGRES_POLLING_WRITING;
+	TimestampTz deadline = answer_deadline();
+	const char *why = NULL;
 
-	if (PQstatus(conn) != CONNECTION_OK)
+	if (conn == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	if (PQstatus(conn) == CONNECTION_BAD)
+		status = PGRES_POLLING_FAILED;
+	while (status != PGRES_POLLING_OK && status != PGRES_POLLING_FAILED)
+	{
+		int			io = status == PGRES_POLLING_READING ? WL_SOCKET_READABLE : WL_SOCKET_WRITEABLE;
+
+		if (!wait_socket(conn, io, deadline))
+		{
+			why = "no answer within wal_receiver_timeout";
+			break;
+		}
+		status = PQconnectPoll(conn);
+	}
+	if (why != NULL || PQstatus(conn) != CONNECTION_OK)
 	{
 		ereport(LOG, (errmsg("dynindex apply: could not connect to region \"%s\"", region),
-					  errdetail_internal("%s", PQerrorMessage(conn))));	/* libpq's, without the password */
+					  errdetail_internal("%s", why ? why : PQerrorMessage(conn))));	/* libpq's, without the password */
 		PQfinish(conn);
 		return NULL;
 	}
 	return conn;
+}
+
+/*
+ * Send command on conn and return its result, waiting for it on the latch;
+ * NULL, with *why, when none came before the deadline or the connection was
+ * lost.
+ */
+static PGresult *
+exec_command(PGconn *conn, const char *command, TimestampTz deadline, const char **why)
+{
+	*why = NULL;
+	if (PQsendQuery(conn, command) == 0)
+	{
+		*why = PQerrorMessage(conn);
+		return NULL;
+	}
+	while (PQisBusy(conn))
+	{
+		if (!wait_socket(conn, WL_SOCKET_READABLE, deadline))
+		{
+			*why = "no answer within wal_receiver_timeout";
+			return NULL;
+		}
+		if (PQconsumeInput(conn) == 0)
+		{
+			*why = PQerrorMessage(conn);
+			return NULL;
+		}
+	}
+	return PQgetResult(conn);
 }
 
 /*
@@ -420,9 +519,18 @@ stream_session(const char *region, PGconn *conn)
 	char	   *command = psprintf("START_REPLICATION SLOT %s LOGICAL %X/%X", slot, LSN_FORMAT_ARGS(start));
 	PGresult   *res;
 	TimestampTz last_status = 0;
+	TimestampTz last_received_at;
+	bool		ping_sent = false;
+	const char *why;
 
 	MemoryContextSwitchTo(old);
-	res = PQexec(conn, command);
+	res = exec_command(conn, command, answer_deadline(), &why);
+	if (res == NULL)
+	{
+		ereport(LOG, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s", region, slot),
+					  errdetail_internal("%s", why)));
+		return;
+	}
 	if (PQresultStatus(res) != PGRES_COPY_BOTH)
 	{
 		ereport(LOG, (errmsg("dynindex apply: region \"%s\" did not start streaming slot %s", region, slot),
@@ -431,15 +539,23 @@ stream_session(const char *region, PGconn *conn)
 		return;
 	}
 	PQclear(res);
+	last_received_at = GetCurrentTimestamp();
 	for (;;)
 	{
 		char	   *buf;
 		int			len;
 
 		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);	/* wal_receiver_timeout */
+		}
 		len = PQgetCopyData(conn, &buf, 1);
 		if (len > 0)
 		{
+			last_received_at = GetCurrentTimestamp();
+			ping_sent = false;
 			handle_message(conn, buf, len);
 			PQfreemem(buf);
 			MemoryContextReset(message_context);
@@ -447,6 +563,29 @@ stream_session(const char *region, PGconn *conn)
 		}
 		if (len < 0)
 			break;				/* the sender ended the stream */
+
+		/*
+		 * A silent sender: after half of wal_receiver_timeout ask it for a
+		 * reply (a sender that is alive answers with a keepalive); after all
+		 * of it, give the session up as dead.
+		 */
+		if (wal_receiver_timeout > 0)
+		{
+			TimestampTz now = GetCurrentTimestamp();
+
+			if (TimestampDifferenceExceeds(last_received_at, now, wal_receiver_timeout))
+			{
+				ereport(LOG, (errmsg("dynindex apply: region \"%s\" sent nothing within wal_receiver_timeout (%d ms)",
+									 region, wal_receiver_timeout)));
+				break;
+			}
+			if (!ping_sent && TimestampDifferenceExceeds(last_received_at, now, wal_receiver_timeout / 2))
+			{
+				send_status(conn, true);
+				last_status = now;
+				ping_sent = true;
+			}
+		}
 		/* nothing buffered: report progress, then wait for the socket */
 		if (!IsTransactionState() &&
 			TimestampDifferenceExceeds(last_status, GetCurrentTimestamp(), DYN_APPLY_STATUS_MS))
@@ -486,6 +625,7 @@ dynindex_apply_main(Datum arg)
 	memcpy(region, MyBgworkerEntry->bgw_extra, BGW_EXTRALEN);
 	region[BGW_EXTRALEN - 1] = '\0';
 	pqsignal(SIGTERM, die);
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	SetConfigOption("jit", "off", PGC_SUSET, PGC_S_OVERRIDE);	/* one change at a time: never worth compiling */
@@ -527,9 +667,15 @@ dynindex_apply_main(Datum arg)
 
 	for (;;)
 	{
-		char	   *conninfo = read_conninfo(region);
+		char	   *conninfo;
 		PGconn	   *conn;
 
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+		conninfo = read_conninfo(region);
 		if (conninfo == NULL)
 		{
 			/*
