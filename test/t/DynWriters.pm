@@ -103,13 +103,14 @@ sub script
 	return $script;
 }
 
-# $clients writers on $n (to $host:$port when given, else its socket) for $secs seconds, in the background.
+# $clients writers on $n for $secs seconds, in the background; at most
+# $rate writes a second in all when given.
 sub writers_start
 {
-	my ($n, $clients, $secs) = @_;
+	my ($n, $clients, $secs, $rate) = @_;
 	my ($out, $err) = ('', '');
-	my $h = IPC::Run::start([ 'pgbench', '-n', '-c', $clients, '-j', 1, '-T', $secs, '-f', script(),
-		'-h', $n->host, '-p', $n->port, 'postgres' ], '>', \$out, '2>', \$err);
+	my $h = IPC::Run::start([ 'pgbench', '-n', '-c', $clients, '-j', 1, '-T', $secs, ($rate ? ('-R', $rate) : ()),
+		'-f', script(), '-h', $n->host, '-p', $n->port, 'postgres' ], '>', \$out, '2>', \$err);
 	return { h => $h, out => \$out, err => \$err, name => $n->name };
 }
 
