@@ -524,6 +524,14 @@ stream_session(const char *region, PGconn *conn)
 	const char *why;
 
 	MemoryContextSwitchTo(old);
+
+	/*
+	 * What the previous session received is not this one's to confirm: a
+	 * remote transaction it left half applied (rolled back) lies beyond the
+	 * origin's progress, and reporting that position as flushed would move
+	 * the slot past the transaction — a later session would never get it.
+	 */
+	last_received = InvalidXLogRecPtr;
 	res = exec_command(conn, command, answer_deadline(), &why);
 	if (res == NULL)
 	{
@@ -661,7 +669,8 @@ dynindex_apply_main(Datum arg)
 	 * Not a child of session_context: resetting a context deletes its
 	 * children, and the session's is reset after each session (a stream that
 	 * ended, or a slot not there yet) — the next session would use a deleted
-	 * context.
+	 * context (a segmentation fault planning a storage statement in TAP 136,
+	 * after the link between the regions was dropped and came back).
 	 */
 	message_context = AllocSetContextCreate(TopMemoryContext, "dynindex apply message", ALLOCSET_SMALL_SIZES);
 
