@@ -655,6 +655,32 @@ copy_remote(PGconn *target, const ReplicaJob *j, Peer *src)
  * throughput, LSIs and GSIs with their projections and throughput, stream,
  * table class, deletion protection).
  */
+/*
+ * The other replicas of the job's table (its own region left out; with
+ * active_only the ACTIVE ones: a replica being created or deleted waits its
+ * turn), sorted, as strings in job_context.  In a local transaction.
+ */
+static List *
+other_replicas(const ReplicaJob *j, bool active_only)
+{
+	List	   *out = NIL;
+	MemoryContext old;
+
+	if (SPI_execute_with_args(active_only ?
+							  "SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
+							  "AND status = 'ACTIVE' ORDER BY region_name" :
+							  "SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
+							  "ORDER BY region_name", 2, (Oid[]) {TEXTOID, TEXTOID},
+							  (Datum[]) {CStringGetTextDatum(j->table), CStringGetTextDatum(j->region)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read dynindex.replicas");
+	old = MemoryContextSwitchTo(job_context);
+	for (uint64 i = 0; i < SPI_processed; i++)
+		out = lappend(out, pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)));
+	MemoryContextSwitchTo(old);
+	return out;
+}
+
 static const char *const create_request_sql =
 "SELECT pg_catalog.jsonb_strip_nulls(pg_catalog.jsonb_build_object("
 "'TableName', d->'TableName', 'AttributeDefinitions', d->'AttributeDefinitions', 'KeySchema', d->'KeySchema', "
@@ -696,22 +722,17 @@ replica_create(const ReplicaJob *j)
 	ListCell   *lc;
 	MemoryContext old;
 
-	/* the replicas there are (ACTIVE: a replica being created or deleted waits its turn) */
+	/* the replicas there are */
 	local_begin();
-	if (SPI_execute_with_args("SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
-							  "AND status = 'ACTIVE' ORDER BY region_name", 2, (Oid[]) {TEXTOID, TEXTOID},
-							  (Datum[]) {CStringGetTextDatum(j->table), CStringGetTextDatum(j->region)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dynindex.replicas");
-	old = MemoryContextSwitchTo(job_context);
-	for (uint64 i = 0; i < SPI_processed; i++)
+	foreach(lc, other_replicas(j, true))
 	{
-		Peer	   *p = palloc0(sizeof(Peer));
+		Peer	   *p = MemoryContextAllocZero(job_context, sizeof(Peer));
 
-		p->region = pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1));
+		p->region = lfirst(lc);
+		old = MemoryContextSwitchTo(job_context);
 		others = lappend(others, p);
+		MemoryContextSwitchTo(old);
 	}
-	MemoryContextSwitchTo(old);
 	create_req = local_query(create_request_sql, 1, j->table, NULL, NULL);
 	ttl_req = local_query(ttl_request_sql, 1, j->table, NULL, NULL);
 	local_end();
@@ -807,18 +828,9 @@ replica_delete(const ReplicaJob *j)
 	const char *params[2];
 	char	   *present;
 	ListCell   *lc;
-	MemoryContext old;
 
 	local_begin();
-	if (SPI_execute_with_args("SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
-							  "ORDER BY region_name", 2, (Oid[]) {TEXTOID, TEXTOID},
-							  (Datum[]) {CStringGetTextDatum(j->table), CStringGetTextDatum(j->region)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dynindex.replicas");
-	old = MemoryContextSwitchTo(job_context);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		others = lappend(others, pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)));
-	MemoryContextSwitchTo(old);
+	others = other_replicas(j, false);
 	local_end();
 
 	target = remote_connect(j->region);
@@ -921,15 +933,7 @@ replica_update(const ReplicaJob *j, const char *request)
 	MemoryContext old;
 
 	local_begin();
-	if (SPI_execute_with_args("SELECT region_name FROM dynindex.replicas WHERE table_name = $1 AND region_name <> $2 "
-							  "AND status = 'ACTIVE' ORDER BY region_name", 2, (Oid[]) {TEXTOID, TEXTOID},
-							  (Datum[]) {CStringGetTextDatum(j->table), CStringGetTextDatum(j->region)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dynindex.replicas");
-	old = MemoryContextSwitchTo(job_context);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		others = lappend(others, pstrdup(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1)));
-	MemoryContextSwitchTo(old);
+	others = other_replicas(j, true);
 	local_end();
 
 	target = remote_connect(j->region);
