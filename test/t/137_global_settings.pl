@@ -120,4 +120,21 @@ for my $w ([ $east, $log_east, 'eu-west-1' ], [ $west, $log_west, 'us-east-1' ])
 		$w->[0]->name . ': the change it already had is skipped with a warning');
 }
 
+my ($rc, $out, $err);
+# ---- replicated items keep the receiving side's permissions ----
+# (an item written in us-east-1 is applied in eu-west-1 by its apply worker; readers there
+#  are checked against eu-west-1's grants as for any item)
+$west->safe_psql('postgres', q{CREATE ROLE glob_none LOGIN; CREATE ROLE glob_ro LOGIN;
+  SELECT dynindex.grant_table('Glob', 'glob_ro', 'read')});
+api($east, 'PutItem', '{"TableName":"Glob","Item":{"pk":{"S":"perm"},"sk":{"N":"1"},"v":{"S":"secret"}}}');
+ok($west->poll_query_until('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"perm"},"sk":{"N":"1"}}}') ? 'Item'}),
+	'the item reaches eu-west-1');
+($rc, $out, $err) = $west->psql('postgres', q{SET ROLE glob_none; SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"perm"},"sk":{"N":"1"}}}')});
+like($err, qr/AccessDeniedException: User: \S+glob_none is not authorized to perform: dynamodb:GetItem/,
+	'a role without rights on the table in eu-west-1 cannot read the replicated item');
+is($west->safe_psql('postgres', q{SET ROLE glob_ro; SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"perm"},"sk":{"N":"1"}}}')->'Item'->'v'->>'S'}),
+	'secret', 'a role granted read there reads it');
+($rc, $out, $err) = $west->psql('postgres', q{SET ROLE glob_ro; SELECT dynindex.api('PutItem', '{"TableName":"Glob","Item":{"pk":{"S":"perm"},"sk":{"N":"2"}}}')});
+like($err, qr/AccessDeniedException: .*dynamodb:PutItem/, 'and cannot write it');
+
 done_testing();
