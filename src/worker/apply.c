@@ -719,9 +719,18 @@ start_apply(const char *region)
 {
 	char		name[BGW_MAXLEN];
 
+	static TimestampTz last_logged = 0;
+
 	snprintf(name, sizeof(name), "dynindex apply %s", region);
-	(void) DynStartDatabaseWorker("dynindex_apply_main", "dynindex apply", name,
-								  ObjectIdGetDatum(MyDatabaseId), region, strlen(region) + 1, 0);
+	if (!DynStartDatabaseWorker("dynindex_apply_main", "dynindex apply", name,
+								ObjectIdGetDatum(MyDatabaseId), region, strlen(region) + 1, 0) &&
+		TimestampDifferenceExceeds(last_logged, GetCurrentTimestamp(), 60000))
+	{
+		/* once a minute at most: the database's worker tries again every round */
+		ereport(LOG, (errmsg("dynindex apply: no background worker slot to apply the changes of region \"%s\"", region),
+					  errhint("Raise max_worker_processes.")));
+		last_logged = GetCurrentTimestamp();
+	}
 }
 
 /*
