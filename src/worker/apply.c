@@ -617,6 +617,20 @@ stream_session(const char *region, PGconn *conn)
 }
 
 /*
+ * When an apply worker ends — an error (a deadlock victim, a lost
+ * connection), its region forgotten — wake the database's worker, whose next
+ * round starts another if a table still needs the region: idle, it would
+ * sleep up to a minute first.  An on_shmem_exit callback runs after the
+ * session's advisory locks are released (ShutdownPostgres, before_shmem_exit),
+ * so the round sees this worker gone.
+ */
+static void
+apply_exit_wake(int code, Datum arg)
+{
+	DynWorkerWake(MyDatabaseId);
+}
+
+/*
  * bgworker entry: apply the changes of the region named in bgw_extra to
  * database main_arg, session after session (a region that cannot be reached
  * is tried again every DYN_APPLY_RETRY_MS), until the region is dropped.
@@ -653,6 +667,7 @@ dynindex_apply_main(Datum arg)
 	apply_locktag(&tag, region);
 	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
 		proc_exit(0);			/* another one runs */
+	on_shmem_exit(apply_exit_wake, (Datum) 0);
 	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex apply from region %s", region));
 
 	apply_region = region;
