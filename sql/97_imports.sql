@@ -175,7 +175,8 @@ SELECT imp_summary('Empty'), imp_summary('NoBucket');
 SELECT imp_try('DescribeTable', '{"TableName": "Empty"}');
 
 -- ---------------------------------------------------------------- listing
-SELECT imp_try('ListImports', '{"PageSize": 2}');
+-- (the token encodes the position of the last import: job ids depend on the suites run before)
+SELECT regexp_replace(imp_try('ListImports', '{"PageSize": 2}'), '"NextToken": "[0-9a-f]+"', '"NextToken": "<token>"');
 SELECT jsonb_array_length(dynindex.api('ListImports', jsonb_build_object('PageSize', 2,
   'NextToken', dynindex.api('ListImports', '{"PageSize": 2}')->>'NextToken'))->'ImportSummaryList');
 SELECT imp_try('ListImports', jsonb_build_object('TableArn', 'arn:aws:dynamodb:us-east-1:000000000000:table/CsvH'));
