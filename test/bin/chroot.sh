@@ -54,7 +54,9 @@ mount_all() {
     mount --rbind /dev "$R/dev" && mount --make-rslave "$R/dev" && mounted+=("$R/dev")
     cp -L /etc/resolv.conf "$R/etc/resolv.conf" 2>/dev/null || true
 }
-# Run a command inside, as root, with a clean environment.  PROVE_TESTS,
+# Run a command inside, as root, with a clean environment, without the lock files'
+# descriptors (a process left behind by a killed run — a test's S3 server — held the
+# root file system's lock and the next run waited for it until its timeout).  PROVE_TESTS,
 # DYNINDEX_REGRESS and DYNINDEX_KEEP_WORK go in only when set (the Makefile's
 # `PROVE_TESTS ?=` takes an empty one as set: no TAP test would run).
 inside() {
@@ -65,7 +67,7 @@ inside() {
     chroot "$R" /usr/bin/env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
         HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CI="${CI:-}" \
         NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
-        DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" ${sel[@]+"${sel[@]}"} "$@"
+        DYNINDEX_SUITES="${DYNINDEX_SUITES:-}" ${sel[@]+"${sel[@]}"} "$@" 7>&- 8>&-
 }
 # The archive a machine reaches may be a dated copy whose Release file of sid has
 # expired: apt still checks its signatures, not its date.
