@@ -85,9 +85,10 @@ for my $victim ('eu-west-1', 'us-east-1')
 		# region to it was missing (sid CI, 2026-11-26: us-east-1 kept ap-south-1's older write
 		# of p25, not eu-west-1's later one, which the third region has); about once in ten
 		# runs, cause not found (docs/global-tables.md, known weak points).  Reported, not fatal.
-		local $TODO = 'issue #26: a change can be missing after a SIGKILL of the receiving region';
+		Test::More->builder->todo_start('issue #26: a change can be missing after a SIGKILL of the receiving region');
 		ok(all_converged(180), "$what: the three regions hold the same items");
 		lww_check($what, @nodes);
+		Test::More->builder->todo_end;
 	}
 	for my $n (@nodes)
 	{
