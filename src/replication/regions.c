@@ -306,8 +306,8 @@ dynindex_forget_region(PG_FUNCTION_ARGS)
 {
 	char	   *region = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	DynSecurityState sec;
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		args[2] = {CStringGetTextDatum(region), CStringGetTextDatum(DynReplicationSlotName(region))};
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(region)};
 	int64		n;
 
 	require_region_admin();
@@ -327,25 +327,7 @@ dynindex_forget_region(PG_FUNCTION_ARGS)
 							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not write dynindex.replicas");
 	n = (int64) SPI_processed;
-	/* a lost region streams nothing; if it still does, its walsender ends */
-	if (SPI_execute_with_args("SELECT pg_catalog.pg_terminate_backend(active_pid) FROM pg_catalog.pg_replication_slots "
-							  "WHERE slot_name = $2 AND active_pid IS NOT NULL",
-							  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the replication slots");
-	for (int attempt = 0; attempt < 50; attempt++)
-	{
-		if (SPI_execute_with_args("SELECT pg_catalog.pg_drop_replication_slot(slot_name) FROM pg_catalog.pg_replication_slots "
-								  "WHERE slot_name = $2 AND NOT active",
-								  2, types, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "could not drop the replication slot");
-		if (SPI_execute_with_args("SELECT FROM pg_catalog.pg_replication_slots WHERE slot_name = $2",
-								  2, types, args, NULL, true, 1) != SPI_OK_SELECT)
-			elog(ERROR, "could not read the replication slots");
-		if (SPI_processed == 0)
-			break;
-		pg_usleep(100 * 1000L);	/* its walsender is ending */
-		CHECK_FOR_INTERRUPTS();
-	}
+	DynReplicationDropUnneededSlot(region);	/* none needs it now */
 	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	DynCatalogChanged();

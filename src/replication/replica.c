@@ -155,8 +155,8 @@ dynindex_replica_join(PG_FUNCTION_ARGS)
  * is ended first.  In its own transaction state: the caller has committed
  * its last reference to the slot, or is about to with nothing else to do.
  */
-static void
-drop_unneeded_slot(const char *region)
+void
+DynReplicationDropUnneededSlot(const char *region)
 {
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		args[2] = {CStringGetTextDatum(region), CStringGetTextDatum(DynReplicationSlotName(region))};
@@ -220,7 +220,7 @@ dynindex_replica_leave(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM dynindex.replicas WHERE table_name = $1 AND region_name = $2",
 							  2, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not write dynindex.replicas");
-	drop_unneeded_slot(region);
+	DynReplicationDropUnneededSlot(region);
 	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	DynCatalogChanged();
@@ -1077,7 +1077,7 @@ DynReplicaFail(int64 id, const char *message)
 	if (strcmp(j.action, "Create") == 0)
 	{
 		local_begin();
-		drop_unneeded_slot(j.region);
+		DynReplicationDropUnneededSlot(j.region);
 		local_end();
 	}
 }

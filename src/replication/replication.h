@@ -72,6 +72,8 @@ extern bool DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz st
 extern List *DynReplicationReplicas(DynTable *t);
 /* Table t is being deleted: forget its replicas and stamps. */
 extern void DynReplicationForgetTable(DynTable *t);
+/* Drop this server's slot for region if no replica needs it (its walsender ended first); in SPI. */
+extern void DynReplicationDropUnneededSlot(const char *region);
 /* The slot a region's apply worker streams from, on the sending server. */
 extern char *DynReplicationSlotName(const char *region);
 
