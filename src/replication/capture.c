@@ -240,62 +240,70 @@ push_string(JsonbParseState **st, const char *k, const char *s)
 typedef enum StampPlan
 {
 	PLAN_STAMP,
-	PLAN_STAMP_FORCE,
-	PLAN_NEWER,
+	PLAN_STAMP_IF_NEWER,
 	PLAN__COUNT
 } StampPlan;
 
 static SPIPlanPtr stamp_plans[PLAN__COUNT];
 
-/* The prepared plan of statement which (SPI connected). */
-static SPIPlanPtr
-stamp_plan(StampPlan which, const char *sql, int nargs, Oid *types)
+/*
+ * Run stamp statement which ($1..$6: table_num, pk, sk, stamp, region,
+ * deleted) for key's new state; SPI_processed and SPI_tuptable are its
+ * result.
+ */
+static void
+stamp_exec(StampPlan which, DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
 {
+	static const char *const sql[PLAN__COUNT] = {
+		/* a local write: now, or just after the stored stamp if that is later (a clock behind) */
+		"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
+		"ON CONFLICT (table_num, pk, sk) DO UPDATE SET "
+		"stamp = greatest($4, s.stamp + interval '1 microsecond'), region = $5, deleted = $6 "
+		"RETURNING stamp",
+		/* an applied change: only over an earlier (stamp, region); the row is locked either way */
+		"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
+		"ON CONFLICT (table_num, pk, sk) DO UPDATE SET stamp = $4, region = $5, deleted = $6 "
+		"WHERE ($4, $5) > (s.stamp, s.region COLLATE \"C\") "
+		"RETURNING stamp"
+	};
+	Oid			types[6] = {INT8OID, BYTEAOID, BYTEAOID, TIMESTAMPTZOID, TEXTOID, BOOLOID};
+	Datum		args[6];
+
 	if (stamp_plans[which] == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare(sql, nargs, types);
+		SPIPlanPtr	plan = SPI_prepare(sql[which], 6, types);
 
 		if (plan == NULL || SPI_keepplan(plan) != 0)
 			elog(ERROR, "could not prepare a statement on dynindex.replication_stamps");
 		stamp_plans[which] = plan;
 	}
-	return stamp_plans[which];
-}
-
-/*
- * Record the stamp of key's new state (deleted: its tombstone) and return
- * it; with force, the stamp given (an applied change), else max(now, stored
- * + 1 µs).
- */
-TimestampTz
-DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region, bool force)
-{
-	DynSecurityState sec;
-	Oid			types[6] = {INT8OID, BYTEAOID, BYTEAOID, TIMESTAMPTZOID, TEXTOID, BOOLOID};
-	Datum		args[6];
-	bool		isnull;
-	TimestampTz out;
-
 	args[0] = Int64GetDatum(t->num);
 	args[1] = PointerGetDatum(key->pk);
 	args[2] = PointerGetDatum(key->sk);
 	args[3] = TimestampTzGetDatum(stamp);
 	args[4] = CStringGetTextDatum(region);
 	args[5] = BoolGetDatum(deleted);
+	if (SPI_execute_plan(stamp_plans[which], args, NULL, false, 1) != SPI_OK_INSERT_RETURNING)
+		elog(ERROR, "could not write dynindex.replication_stamps");
+}
+
+/*
+ * Record the stamp of key's new state (deleted: its tombstone) made by a
+ * write of this region, and return it: stamp (now), or the stored one + 1 µs
+ * when that is later, so that a write here always follows what it replaces.
+ */
+TimestampTz
+DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
+{
+	DynSecurityState sec;
+	bool		isnull;
+	TimestampTz out;
+
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);
-	if (SPI_execute_plan(force ?
-						 stamp_plan(PLAN_STAMP_FORCE,
-									"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
-									"ON CONFLICT (table_num, pk, sk) DO UPDATE SET stamp = $4, region = $5, deleted = $6 "
-									"RETURNING stamp", 6, types) :
-						 stamp_plan(PLAN_STAMP,
-									"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
-									"ON CONFLICT (table_num, pk, sk) DO UPDATE SET "
-									"stamp = greatest($4, s.stamp + interval '1 microsecond'), region = $5, deleted = $6 "
-									"RETURNING stamp", 6, types),
-						 args, NULL, false, 1) != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+	stamp_exec(PLAN_STAMP, t, key, deleted, stamp, region);
+	if (SPI_processed != 1)
 		elog(ERROR, "could not write dynindex.replication_stamps");
 	out = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	DynSecurityEndInternal(&sec);
@@ -304,38 +312,24 @@ DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz st
 }
 
 /*
- * Is (stamp, region) later than key's stored stamp (or has the key none)?
- * Locks the stamp row: the caller holds the item's row lock, as writers do.
+ * Last writer wins, for a change applied from another region (or copied to
+ * a new replica): record (stamp, region) as key's stamp if it is later than
+ * the stored one, or if there is none, and say whether it was.  One
+ * statement, so that the decision and the record cannot part: the key's
+ * stamp row stays locked until the transaction ends, and a concurrent change
+ * of the key waits for it and compares with what it committed.
  */
 bool
-DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz stamp, const char *region)
+DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
 {
 	DynSecurityState sec;
-	Oid			types[5] = {INT8OID, BYTEAOID, BYTEAOID, TIMESTAMPTZOID, TEXTOID};
-	Datum		args[5];
 	bool		newer;
 
-	args[0] = Int64GetDatum(t->num);
-	args[1] = PointerGetDatum(key->pk);
-	args[2] = PointerGetDatum(key->sk);
-	args[3] = TimestampTzGetDatum(stamp);
-	args[4] = CStringGetTextDatum(region);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	DynSecurityBeginInternal(&sec);
-	if (SPI_execute_plan(stamp_plan(PLAN_NEWER,
-									"SELECT ($4, $5) > (stamp, region COLLATE \"C\") FROM dynindex.replication_stamps "
-									"WHERE table_num = $1 AND pk = $2 AND sk = $3 FOR UPDATE", 5, types),
-						 args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read dynindex.replication_stamps");
-	if (SPI_processed == 0)
-		newer = true;
-	else
-	{
-		bool		isnull;
-
-		newer = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	}
+	stamp_exec(PLAN_STAMP_IF_NEWER, t, key, deleted, stamp, region);
+	newer = SPI_processed == 1;
 	DynSecurityEndInternal(&sec);
 	SPI_finish();
 	return newer;
@@ -359,7 +353,7 @@ DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
 
 	if (DynReplicationApplying.active)
 		return;
-	stamp = DynReplicationStamp(t, key, newitem == NULL, GetCurrentTimestamp(), region, false);
+	stamp = DynReplicationStamp(t, key, newitem == NULL, GetCurrentTimestamp(), region);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_string(&st, "t", t->name);
 	push_value(&st, "h", key->hash);

@@ -62,11 +62,12 @@ extern void DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue
  * applied from another region.
  */
 extern void DynReplicationCaptureOperation(DynTable *t, const char *op, Jsonb *req);
-/* Record key's stamp (force: exactly stamp, else max(stamp, stored + 1 us)); returns it. */
+/* Record the stamp of key's new state written here: max(stamp, stored + 1 us); returns it. */
 extern TimestampTz DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
-									   const char *region, bool force);
-/* Is (stamp, region) later than key's stored stamp?  Locks the stamp row. */
-extern bool DynReplicationIsNewer(DynTable *t, const DynKey *key, TimestampTz stamp, const char *region);
+									   const char *region);
+/* Record (stamp, region) as key's stamp if later than the stored one; true if it was (last writer wins). */
+extern bool DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
+									   const char *region);
 
 /* The other regions of global table t: "region\tstatus" strings, sorted (NIL: none). */
 extern List *DynReplicationReplicas(DynTable *t);

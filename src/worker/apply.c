@@ -89,18 +89,46 @@ typedef struct ApplyChange
 	DynValue   *item;			/* NULL: a delete */
 	TimestampTz stamp;
 	char	   *region;
+	bool		stamped;		/* won: its stamp is recorded (apply_mutator) */
 } ApplyChange;
 
-/* Last writer wins: the change's item when (stamp, region) is later than the stored one. */
+/*
+ * Last writer wins: the change's item when (stamp, region) is later than the
+ * stored one, which it then becomes.  The write path calls this again when
+ * its write must start over (an item inserted meanwhile by another change:
+ * it read no item, then could not insert): the change has won already — its
+ * stamp is the stored one now and the stamp row is locked — and must not be
+ * judged again against itself.
+ */
 static DynValue *
 apply_mutator(DynTable *t, const DynValue *old, void *arg)
 {
 	ApplyChange *c = arg;
 
-	if (!DynReplicationIsNewer(t, &c->key, c->stamp, c->region))
-		return DYN_WRITE_KEEP;
-	DynReplicationStamp(t, &c->key, c->item == NULL, c->stamp, c->region, true);
+	if (!c->stamped)
+	{
+		if (!DynReplicationStampIfNewer(t, &c->key, c->item == NULL, c->stamp, c->region))
+			return DYN_WRITE_KEEP;
+		c->stamped = true;
+	}
 	return c->item;
+}
+
+/*
+ * Apply change c of table t (c->key is its key; c->stamped: it has won
+ * already).  A delete that won over no
+ * item is tried once more: an item that a change applied at the same time
+ * inserted (unseen by the read, committed before the stamp could be taken)
+ * is deleted by it too.
+ */
+static void
+apply_one(DynTable *t, ApplyChange *c)
+{
+	DynWriteResult res;
+
+	DynWriteModify(t, &c->key, apply_mutator, c, "Item size has exceeded the maximum allowed size", 0, &res);
+	if (c->item == NULL && c->stamped && res.old == NULL)
+		DynWriteModify(t, &c->key, apply_mutator, c, "", 0, &res);
 }
 
 /* A member of a change as a Jsonb (NULL: absent or null). */
@@ -178,7 +206,6 @@ apply_change(const char *json)
 	Jsonb	   *r = member_jsonb(msg, "r");
 	Jsonb	   *item = member_jsonb(msg, "i");
 	ApplyChange c;
-	DynWriteResult res;
 	const char *err = NULL;
 	JsonbValue	jv;
 
@@ -217,10 +244,11 @@ apply_change(const char *json)
 	c.item = item ? DynItemFromStored(item) : NULL;
 	c.stamp = (TimestampTz) strtoi64(RqGetString(&msg->root, "s"), NULL, 10);
 	c.region = RqGetString(&msg->root, "o");
+	c.stamped = false;
 	DynReplicationApplying.active = true;
 	PG_TRY();
 	{
-		DynWriteModify(t, &c.key, apply_mutator, &c, "Item size has exceeded the maximum allowed size", 0, &res);
+		apply_one(t, &c);
 	}
 	PG_FINALLY();
 	{
@@ -861,7 +889,6 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 		{
 			bool		isnull;
 			ApplyChange c;
-			DynWriteResult res;
 			Datum		item;
 			DynKey		raw;
 
@@ -877,6 +904,7 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 				c.stamp = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &n2));
 				c.region = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 5, &n2));
 			}
+			c.stamped = false;
 			if (!isnull)
 			{
 				c.item = DynItemFromStored(DatumGetJsonbP(item));
@@ -886,17 +914,23 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 			{
 				DynStoredItem old;
 
-				/* a tombstone: its key's values come from the item it deletes, if there is one */
+				/*
+				 * A tombstone: its key's values come from the item it
+				 * deletes.  With no item, the tombstone is recorded if it
+				 * wins; an item inserted meanwhile by a change applied at the
+				 * same time (its stamp was waited for) is then deleted.
+				 */
 				c.item = NULL;
 				if (!DynStorageGet(t, &raw, true, &old))
 				{
-					if (DynReplicationIsNewer(t, &raw, c.stamp, c.region))
-						DynReplicationStamp(t, &raw, true, c.stamp, c.region, true);
-					continue;
+					if (!DynReplicationStampIfNewer(t, &raw, true, c.stamp, c.region) ||
+						!DynStorageGet(t, &raw, true, &old))
+						continue;
+					c.stamped = true;
 				}
 				DynWriteKeyFromItem(t, DynItemFromStored(old.item), &c.key);
 			}
-			DynWriteModify(t, &c.key, apply_mutator, &c, "Item size has exceeded the maximum allowed size", 0, &res);
+			apply_one(t, &c);
 			CHECK_FOR_INTERRUPTS();
 		}
 	}
