@@ -80,16 +80,8 @@ for my $victim ('eu-west-1', 'us-east-1')
 	my ($done, $errors) = writers_finish($again);
 	ok($done > 0 && $errors == 0, "$what: $victim, restarted, takes writes again");
 
-	{
-		# Known bug, issue #26 left open: after a SIGKILL of a region, one change of another
-		# region to it was missing (sid CI, 2026-11-26: us-east-1 kept ap-south-1's older write
-		# of p25, not eu-west-1's later one, which the third region has); about once in ten
-		# runs, cause not found (docs/global-tables.md, known weak points).  Reported, not fatal.
-		Test::More->builder->todo_start('issue #26: a change can be missing after a SIGKILL of the receiving region');
-		ok(all_converged(180), "$what: the three regions hold the same items");
-		lww_check($what, @nodes);
-		Test::More->builder->todo_end;
-	}
+	ok(all_converged(180), "$what: the three regions hold the same items");
+	lww_check($what, @nodes);
 	for my $n (@nodes)
 	{
 		$n->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Glob', '60 seconds')});
