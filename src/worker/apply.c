@@ -692,6 +692,16 @@ dynindex_apply_main(Datum arg)
 	 */
 	SetConfigOption("synchronous_commit", "off", PGC_SUSET, PGC_S_OVERRIDE);
 
+	/*
+	 * A local write and an applied change of one new key lock the item and
+	 * its stamp in opposite orders (the write inserts, then stamps; the
+	 * change must win the stamp before it inserts) and can deadlock.  The
+	 * process whose deadlock_timeout ends first finds the cycle and is
+	 * cancelled: let it be this worker, whose remote transaction simply comes
+	 * again, rather than a client's write (the default is 1 s).
+	 */
+	SetConfigOption("deadlock_timeout", "100", PGC_SUSET, PGC_S_OVERRIDE);
+
 	apply_locktag(&tag, region);
 	if (LockAcquire(&tag, ExclusiveLock, true, true) == LOCKACQUIRE_NOT_AVAIL)
 		proc_exit(0);			/* another one runs */
