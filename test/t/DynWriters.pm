@@ -141,7 +141,7 @@ sub lww_check
 			my ($k, $w, $stamp, $region, $deleted) = split /\|/, $row;
 			$logged++;
 			my $cur = $win{$k};
-			$win{$k} = { w => $w, stamp => $stamp, region => $region, deleted => $deleted eq 't' }
+			$win{$k} = { w => $w, stamp => $stamp, region => $region, deleted => $deleted eq 't', stamped => "$stamp $region $deleted" }
 			  if !$cur || $stamp > $cur->{stamp} || ($stamp == $cur->{stamp} && $region gt $cur->{region});
 		}
 	}
@@ -157,6 +157,16 @@ sub lww_check
 		is(scalar(@wrong), 0, "$what: " . $n->name . ' holds the last write of every key (' . scalar(keys %expect) . ' items)')
 		  or diag(join("\n", map { "$_: has " . ($have{$_} // 'none') . ', last write ' . ($expect{$_} // 'a delete')
 			  . ($win{$_} ? " (stamp $win{$_}{stamp} $win{$_}{region})" : '') } @wrong[0 .. ($#wrong < 9 ? $#wrong : 9)]));
+
+		# and the stamp it keeps for each key is that write's: an item of one write under
+		# the stamp of another would decide the next changes wrongly
+		my %stamp = map { my ($k, @v) = split /\|/; ($k => "@v") } split /\n/, $n->safe_psql('postgres', qq{
+			SELECT 'p' || i, extract(epoch FROM s.stamp) * 1000000, s.region, s.deleted
+			FROM generate_series(1, $KEYS) i JOIN dynindex.replication_stamps s
+			  ON s.pk = dynindex.encode_key(jsonb_build_object('S', 'p' || i)) AND s.sk = dynindex.encode_key('{"N": "1"}')});
+		my @off = grep { ($stamp{$_} // 'none') ne $win{$_}{stamped} } sort keys %win;
+		is(scalar(@off), 0, "$what: " . $n->name . ' keeps the last write\'s stamp of every key')
+		  or diag(join("\n", map { "$_: stamp " . ($stamp{$_} // 'none') . ", last write $win{$_}{stamped}" } @off[0 .. ($#off < 9 ? $#off : 9)]));
 	}
 	return;
 }
