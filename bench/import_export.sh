@@ -33,7 +33,7 @@ XDIR=$(q -c "SHOW dynindex.exchange_directory")
 case "$XDIR" in /*) ;; *) XDIR="$DATA/$XDIR" ;; esac
 OWNER=$(stat -c %U "$DATA")
 echo "# $(date -u +%FT%TZ) load average: $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '%-9s %10s %10s %8s %8s %8s %10s %10s %10s %9s\n' items copy_s import_s load_s index_s ratio job_anon_mb copy_cpu_s job_cpu_s cpu_ratio
+printf '%-9s %10s %10s %8s %8s %8s %10s %10s %10s %9s %10s %11s\n' items copy_s import_s load_s index_s ratio job_anon_mb copy_cpu_s job_cpu_s cpu_ratio load_cpu_s index_cpu_s
 # CPU seconds (utime + stime) of a process from its /proc/<pid>/stat
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat" 2>/dev/null || true; }
 
@@ -88,6 +88,10 @@ for n in $SIZES; do
   line=$(grep -h "dynindex: import $id completed" "$DATA"/log/* "$DATA"/pg_log/* 2>/dev/null | tail -1 || true)
   load_s=$(echo "$line" | sed -n 's/.*loaded in \([0-9.]*\) s.*/\1/p')
   index_s=$(echo "$line" | sed -n 's/.*built in \([0-9.]*\) s.*/\1/p')
-  printf '%-9s %10.1f %10.1f %8s %8s %8.2f %10d %10.1f %10.1f %9.2f\n' "$n" "$copy_s" "$import_s" "${load_s:--}" "${index_s:--}" \
-    "$(echo "$copy_s / $import_s" | bc -l)" "$((peak / 1024))" "$copy_cpu" "$job_cpu" "$(echo "$copy_cpu / $job_cpu" | bc -l)"
+  # the job's CPU seconds in each phase (its log line; the index builds' parallel workers not included)
+  load_cpu=$(echo "$line" | sed -n 's/.*loaded in [0-9.]* s (CPU \([0-9.]*\) s).*/\1/p')
+  index_cpu=$(echo "$line" | sed -n 's/.*built in [0-9.]* s (CPU \([0-9.]*\) s).*/\1/p')
+  printf '%-9s %10.1f %10.1f %8s %8s %8.2f %10d %10.1f %10.1f %9.2f %10s %11s\n' "$n" "$copy_s" "$import_s" "${load_s:--}" "${index_s:--}" \
+    "$(echo "$copy_s / $import_s" | bc -l)" "$((peak / 1024))" "$copy_cpu" "$job_cpu" "$(echo "$copy_cpu / $job_cpu" | bc -l)" \
+    "${load_cpu:--}" "${index_cpu:--}"
 done

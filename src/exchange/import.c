@@ -21,6 +21,8 @@
  */
 #include "postgres.h"
 
+#include <sys/resource.h>
+
 #include "access/htup_details.h"
 #include "access/xact.h"
 #include "funcapi.h"
@@ -118,23 +120,27 @@ loggable(const char *msg)
  * errors; they are caught here without a subtransaction (they write nothing).
  */
 static bool
-check_item(DynTable *t, Jsonb *jb, DynValue **item, DynKey *key, const char **etype, const char **emsg)
+check_item(DynTable *t, Jsonb *jb, DynValue *parsed, DynValue **item, DynKey *key, const char **etype, const char **emsg)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	volatile bool ok = true;
 
 	PG_TRY();
 	{
-		JsonbValue	jv;
-		const char *err = NULL;
-		DynValue   *v;
+		DynValue   *v = parsed;
 
-		jv.type = jbvBinary;
-		jv.val.binary.data = &jb->root;
-		jv.val.binary.len = VARSIZE(jb) - VARHDRSZ;
-		v = DynItemFromJsonb(&jv, &err);
 		if (v == NULL)
-			DynValidationError("%s", err ? err : "One or more parameter values were invalid");
+		{
+			JsonbValue	jv;
+			const char *err = NULL;
+
+			jv.type = jbvBinary;
+			jv.val.binary.data = &jb->root;
+			jv.val.binary.len = VARSIZE(jb) - VARHDRSZ;
+			v = DynItemFromJsonb(&jv, &err);
+			if (v == NULL)
+				DynValidationError("%s", err ? err : "One or more parameter values were invalid");
+		}
 		if (DynItemSize(v) > DYN_MAX_ITEM_SIZE)
 			DynValidationError("Item size has exceeded the maximum allowed size");
 		DynWriteKeyFromItem(t, v, key);
@@ -370,14 +376,14 @@ load_object(ImportJob *job, DynTable *t, DynObjStore *store, const char *key)
 		CHECK_FOR_INTERRUPTS();
 		record++;
 		job->processed++;
-		if (rec.item == NULL)
+		if (rec.item == NULL && rec.value == NULL)
 		{
 			log_error(job, key, record, rec.error_type, rec.error);
 			if (rec.fatal)
 				break;
 			continue;
 		}
-		if (!check_item(t, rec.item, &item, &k, &etype, &emsg))
+		if (!check_item(t, rec.item, rec.value, &item, &k, &etype, &emsg))
 		{
 			log_error(job, key, record, etype, emsg);
 			continue;
@@ -387,7 +393,7 @@ load_object(ImportJob *job, DynTable *t, DynObjStore *store, const char *key)
 
 			p->pk = k.pk;
 			p->sk = k.sk;
-			p->item = DynItemToJsonb(item);
+			p->item = DynImportItemToJsonb(item);
 			p->value = item;
 			p->size = (int32) DynItemSize(item);
 			p->seq = job->nbatch++;
@@ -804,6 +810,17 @@ import_failure(const char *code, const char *msg)
 	pg_unreachable();
 }
 
+/* CPU seconds (user + system) of this process so far (the job's log line). */
+static double
+process_cpu_seconds(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 /* Run an import (the job runner calls it in the job's process). */
 void
 DynImportRun(int64 id)
@@ -822,6 +839,7 @@ DynImportRun(int64 id)
 	int			i;
 	TimestampTz started;
 	TimestampTz loaded;
+	double		cpu_loaded;
 
 	memset(&job, 0, sizeof(job));
 	job.id = id;
@@ -917,6 +935,7 @@ DynImportRun(int64 id)
 		import_failure("UnknownError", "The table being imported into was deleted.");
 	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
 	loaded = GetCurrentTimestamp();
+	cpu_loaded = process_cpu_seconds();
 	build_indexes(id, t);
 	{
 		Oid			types[2] = {INT8OID, TEXTOID};
@@ -938,8 +957,9 @@ DynImportRun(int64 id)
 
 		TimestampDifference(started, loaded, &secs, &usecs);
 		TimestampDifference(loaded, GetCurrentTimestamp(), &bsecs, &busecs);
-		ereport(LOG, (errmsg("dynindex: import %lld completed: %d objects loaded in %ld.%03d s, indexes built in %ld.%03d s",
-							 (long long) id, kl.n, secs, usecs / 1000, bsecs, busecs / 1000)));
+		ereport(LOG, (errmsg("dynindex: import %lld completed: %d objects loaded in %ld.%03d s (CPU %.1f s), indexes built in %ld.%03d s (CPU %.1f s)",
+							 (long long) id, kl.n, secs, usecs / 1000, cpu_loaded, bsecs, busecs / 1000,
+							 process_cpu_seconds() - cpu_loaded)));
 	}
 	MemoryContextDelete(job_cxt);
 }

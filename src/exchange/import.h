@@ -39,9 +39,11 @@ typedef struct DynImportInput DynImportInput;
  * One record of an object, parsed into DynamoDB's typed JSON of an item
  * (a jsonb object name -> AttributeValue), or an error.
  */
+struct DynValue;
 typedef struct DynImportRecord
 {
-	Jsonb	   *item;			/* NULL on error */
+	Jsonb	   *item;			/* NULL on error (or when value is set) */
+	struct DynValue *value;		/* or the item already read (import_json.c), its form checked */
 	const char *error_type;		/* on error: "InvalidFormat", "ValidationException", ... */
 	const char *error;			/* on error: the message (never item content) */
 	bool		fatal;			/* the rest of the object cannot be read */
@@ -69,6 +71,13 @@ extern void DynImportClose(DynImportInput *in);
 /* parse names */
 extern bool DynImportFormatFromName(const char *name, DynImportFormat *f);
 extern bool DynImportCompressionFromName(const char *name, DynImportCompression *c);
+
+/* ---- import_json.c: a DynamoDB JSON line straight to its item, when nothing can go wrong ---- */
+extern bool dynindex_import_fast_json;
+extern bool DynImportJsonItem(const char *line, int len, struct DynValue **item);
+/* The stored jsonb of an item (DynItemToJsonb's bytes, built without pushJsonbValue). */
+extern Jsonb *DynImportItemToJsonb(const struct DynValue *item);
+extern void DynImportDefineSettings(void);
 
 /* ---- import_ion.c: one Ion text value {Item: {...}} -> typed JSON of the item ---- */
 /* Reads one top-level value with the reader's byte functions; NULL and *error at a malformed value. */

@@ -272,7 +272,7 @@ DynImportBulkAdd(DynImportBulk *b, bytea *pk, bytea *sk, int32 size, Jsonb *stor
 			DynValue   *e = DynIndexProject(b->t, idx, item);
 
 			esize = (int32) DynItemSize(e);
-			entry = DynItemToJsonb(e);
+			entry = DynImportItemToJsonb(e);
 		}
 		slot = next_slot(b, &b->targets[g]);
 		slot->tts_values[0] = PointerGetDatum(ipk);

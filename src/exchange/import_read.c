@@ -272,6 +272,7 @@ static bool
 record_error(DynImportRecord *rec, const char *type, const char *msg, bool fatal)
 {
 	rec->item = NULL;
+	rec->value = NULL;
 	rec->error_type = type;
 	rec->error = msg;
 	rec->fatal = fatal;
@@ -368,9 +369,18 @@ next_json(DynImportInput *in, DynImportRecord *rec)
 	}
 	if (too_long)
 		return record_error(rec, "InvalidFormat", "The record is larger than the maximum record size", false);
+	if (dynindex_import_fast_json && DynImportJsonItem(in->line.data, in->line.len, &rec->value))
+	{
+		rec->item = NULL;
+		rec->error = NULL;
+		return true;
+	}
 	jb = parse_json(in->line.data, in->line.len);
 	if (jb == NULL)
 		return record_error(rec, "InvalidFormat", "The record is not valid JSON", false);
+	/* jsonb_in (PostgreSQL 15) copies the bytes of a string as they are */
+	if (!pg_verifymbstr(in->line.data, in->line.len, true))
+		return record_error(rec, "InvalidFormat", "The record is not valid UTF-8", false);
 	if (!JB_ROOT_IS_OBJECT(jb) ||
 		getKeyJsonValueFromContainer(&jb->root, "Item", 4, &v) == NULL)
 		return record_error(rec, "InvalidFormat", "The record has no Item: DynamoDB JSON records are {\"Item\": {...}}", false);

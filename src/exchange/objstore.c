@@ -19,6 +19,7 @@
 
 #include "common/arn.h"
 #include "exchange/export.h"
+#include "exchange/import.h"
 #include "exchange/objstore_int.h"
 #include "security/security.h"
 
@@ -58,6 +59,7 @@ DynObjStoreDefineSettings(void)
 							   "Set by a superuser; dynindex.set_object_store accepts only directories inside it.",
 							   &dynindex_exchange_directory, "",
 							   PGC_SUSET, 0, NULL, NULL, NULL);
+	DynImportDefineSettings();
 }
 
 /* Raise a store failure: "<code>: <message>" with SQLSTATE DYN_OBJ_ERRCODE. */
