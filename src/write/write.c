@@ -365,32 +365,38 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 
 	write_capture(t, &wc);
 
-	/* a stream needs the old item: INSERT or MODIFY, an unchanged item, OldImage */
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0 || wc.replicated)
+	/*
+	 * A stream needs the old item: INSERT or MODIFY, an unchanged item,
+	 * OldImage.  A global table's capture needs only the new one, stamped
+	 * under the row lock the write holds (as the paths below hold it).
+	 */
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0)
 	{
 		modify(t, key, put_mutator, item,
 			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
 		return;
 	}
 	if (wc.history)
-	{
 		put_with_history(t, key, item, res);
-		return;
+	else
+	{
+		/*
+		 * Nothing needs the old item (GSIs don't: their worker re-reads the
+		 * committed item): one upsert, and the change record if there are
+		 * GSIs.
+		 */
+		if (t->nindexes > 0)
+			DynIndexesCheckItem(t, item);
+		res->collection_exceeded = false;	/* no LSI: no item collection */
+		res->old = NULL;
+		res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
+		res->new = item;
+		res->newsize = (int32) DynItemSize(item);
+		DynStorageUpsert(t, key, DynItemToJsonb(item), res->newsize);
+		fast_write_done(t, key);
 	}
-
-	/*
-	 * Nothing needs the old item (GSIs don't: their worker re-reads the
-	 * committed item): one upsert, and the change record if there are GSIs.
-	 */
-	if (t->nindexes > 0)
-		DynIndexesCheckItem(t, item);
-	res->collection_exceeded = false;	/* no LSI: no item collection */
-	res->old = NULL;
-	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
-	res->new = item;
-	res->newsize = (int32) DynItemSize(item);
-	DynStorageUpsert(t, key, DynItemToJsonb(item), res->newsize);
-	fast_write_done(t, key);
+	if (wc.replicated)
+		DynReplicationCapture(t, key, item);
 }
 
 /* The mutation of an unconditional delete. */
