@@ -29,6 +29,8 @@
 extern int	dynindex_export_nice;
 /* dynindex.export_sched_idle: run the export job under SCHED_IDLE (Linux); export_nice otherwise */
 extern bool dynindex_export_sched_idle;
+/* dynindex.export_yield: percent of its time the export job pauses while other sessions write */
+extern int	dynindex_export_yield;
 /* dynindex.export_file_size: uncompressed bytes (MB) after which a new data file is started */
 extern int	dynindex_export_file_size_mb;
 

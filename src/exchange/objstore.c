@@ -50,6 +50,11 @@ DynObjStoreDefineSettings(void)
 							"Exports are compression-bound background work; a positive value leaves the CPU to the writers first.",
 							&dynindex_export_nice, 10, 0, 19,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("dynindex.export_yield",
+							"Percent of its time an export job pauses while other sessions write (0: never).",
+							"While the server writes WAL not its own, the job pauses after each 10 ms of work for this share of the time (50: as long as it worked), leaving the CPU to the writers; without writers it never pauses.",
+							&dynindex_export_yield, 50, 0, 90,
+							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex.export_file_size",
 							"Uncompressed size of an export's data file after which the next one is started.",
 							NULL, &dynindex_export_file_size_mb, 1024, 1, 1024 * 1024,

@@ -7,7 +7,8 @@
 # total is ItemCount —; a data file over the part size goes up in a
 # multipart upload; the store's errors fail the export with a clean
 # FailureCode; the job's process runs under SCHED_IDLE (or at
-# dynindex.export_nice with dynindex.export_sched_idle off); kill -9 of the postmaster mid-export: after the restart the
+# dynindex.export_nice with dynindex.export_sched_idle off), and pauses while
+# another session writes (dynindex.export_yield); kill -9 of the postmaster mid-export: after the restart the
 # job runs again and completes, its data/ holding exactly the manifest's
 # files.
 use strict;
@@ -20,6 +21,7 @@ use JSON::PP;
 use Digest::MD5 qw(md5 md5_hex md5_base64);
 use IO::Uncompress::Gunzip qw(gunzip $GunzipError);
 use Time::HiRes qw(usleep);
+use IPC::Run;
 use DynS3;
 use DynCrash;
 use File::Temp qw(tempfile);
@@ -258,6 +260,42 @@ SKIP:
 	}
 	DynS3::fault($s3, 'none');
 	$node->safe_psql('postgres', 'ALTER SYSTEM RESET dynindex.export_sched_idle; SELECT pg_reload_conf();');
+}
+
+# ---- while another session writes, the job pauses between slices of its work
+# (dynindex.export_yield, issue #28), and the export is still whole; the pause
+# it took is in its log line
+{
+	$node->safe_psql('postgres', 'CREATE TABLE churn (x text); ALTER SYSTEM SET dynindex.export_yield = 90; SELECT pg_reload_conf();');
+	my ($out, $err) = ('', '');
+	my $writer = IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+		  q{DO $$BEGIN FOR i IN 1 .. 10000000 LOOP INSERT INTO churn VALUES (repeat('x', 200)); END LOOP; END$$} ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	# (a loop of INSERTs: WAL from its first row on)
+	$node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN%'})
+	  or die 'the writer did not start';
+	my $log_pos = -s $node->logfile;
+	my $yarn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'yield')});
+	my $st = '';
+	for (my $i = 0; $i < 1200; $i++)
+	{
+		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$yarn'});
+		last if $st !~ /^IN_PROGRESS/;
+		usleep(100_000);
+	}
+	my $writing = $node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN%' AND state = 'active'});
+	$node->safe_psql('postgres', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN%'});
+	$writer->finish;
+	is($st, 'COMPLETED 2500', 'an export while another session writes: COMPLETED with every item');
+	my ($paused) = substr(slurp_file($node->logfile), $log_pos) =~ /export \d+: 2500 items in \d+ files, ([0-9.]+) s paused for writers \(dynindex.export_yield 90\)/;
+	ok(defined $paused, 'the export\'s log line gives the time it paused for writers');
+	SKIP:
+	{
+		skip 'the writer ended before the export did', 1 unless $writing eq '1';
+		cmp_ok($paused // 0, '>', 0, 'the job paused while the other session wrote');
+	}
+	$node->safe_psql('postgres', 'DROP TABLE churn; ALTER SYSTEM RESET dynindex.export_yield; SELECT pg_reload_conf();');
 }
 
 # ---- kill -9 of the postmaster mid-export: the job runs again after the restart
