@@ -66,7 +66,7 @@
 int			dynindex_export_nice = 10;
 bool		dynindex_export_sched_idle = true;
 int			dynindex_export_file_size_mb = 1024;
-int			dynindex_export_yield = 50;
+int			dynindex_export_yield = 80;
 
 /* What the job reads of its row of dynindex.exports. */
 typedef struct ExportJob
@@ -340,12 +340,12 @@ slice_begin(ExportState *st)
 /*
  * Give the CPU back to the table's writers: after each slice of
  * EXPORT_SLICE_US of CPU time during which other processes wrote WAL, pause
- * dynindex.export_yield percent of the time (50: as long as the slice).
- * SCHED_IDLE alone does not protect them on a small machine: a process that
- * is always runnable, even in the idle class, costs 2 PutItem clients a
- * third of their throughput on the 2-core development VM (a bare busy loop
- * as much as the export; bench/README.md, "Writers during an export"),
- * while one that runs half of the time costs them nothing measurable.
+ * dynindex.export_yield percent of the time (50: as long as the slice; 80,
+ * the default: four times as long).  SCHED_IDLE alone does not protect
+ * them on a small machine: a process that is always runnable, even in the
+ * idle class, costs 2 PutItem clients a third of their throughput or more
+ * on the 2-core development VM (a bare busy loop as much as the export;
+ * bench/README.md, "Writers during an export").
  * Without writers (no WAL but the job's own: hint bits' full-page images)
  * the job never pauses, so an export on an idle server is as fast as before.
  */
