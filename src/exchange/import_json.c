@@ -140,6 +140,23 @@ elem_cmp(const void *a, const void *b)
 
 static DynValue *read_value(FastJson *f, int depth);
 
+/* A string, or with number a number's string in canonical form (false: not one). */
+static bool
+read_scalar(FastJson *f, bool number, const char **s, int *len)
+{
+	char	   *canon;
+
+	if (!read_string(f, s, len))
+		return false;
+	if (!number)
+		return true;
+	if (DynNumberCanonicalize(*s, *len, &canon) != NULL)
+		return false;
+	*s = canon;
+	*len = strlen(canon);
+	return true;
+}
+
 /* A map {name: AttributeValue, ...} whose members are at depth + 1; NULL: not for this reader. */
 static DynValue *
 read_map(FastJson *f, int depth)
@@ -253,17 +270,8 @@ read_set(FastJson *f, DynType t)
 		const char *s;
 		int			len;
 
-		if (!read_string(f, &s, &len))
+		if (!read_scalar(f, t == DYN_NS, &s, &len))
 			return NULL;
-		if (t == DYN_NS)
-		{
-			char	   *canon;
-
-			if (DynNumberCanonicalize(s, len, &canon) != NULL)
-				return NULL;
-			s = canon;
-			len = strlen(canon);
-		}
 		if (n == cap)
 		{
 			DynValue   *more = palloc(sizeof(DynValue) * cap * 2);
@@ -321,17 +329,8 @@ read_value(FastJson *f, int depth)
 				const char *s;
 				int			len;
 
-				if (!read_string(f, &s, &len))
+				if (!read_scalar(f, t == DYN_N, &s, &len))
 					return NULL;
-				if (t == DYN_N)
-				{
-					char	   *canon;
-
-					if (DynNumberCanonicalize(s, len, &canon) != NULL)
-						return NULL;
-					s = canon;
-					len = strlen(canon);
-				}
 				v = DynMakeString(t, s, len);
 				break;
 			}
