@@ -116,10 +116,9 @@ apply_mutator(DynTable *t, const DynValue *old, void *arg)
 
 /*
  * Apply change c of table t (c->key is its key; c->stamped: it has won
- * already).  A delete that won over no
- * item is tried once more: an item that a change applied at the same time
- * inserted (unseen by the read, committed before the stamp could be taken)
- * is deleted by it too.
+ * already).  A delete that won over no item is tried once more: an item
+ * that a change applied at the same time inserted (unseen by the read,
+ * committed before the stamp could be taken) is deleted by it too.
  */
 static void
 apply_one(DynTable *t, ApplyChange *c)
