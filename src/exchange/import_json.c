@@ -119,6 +119,17 @@ read_bool(FastJson *f, bool *b)
 	return false;
 }
 
+/* An array of *cap elements of size bytes, full, twice as large (its elements copied). */
+static void *
+grow(const void *arr, int *cap, size_t size)
+{
+	void	   *more = palloc(size * *cap * 2);
+
+	memcpy(more, arr, size * *cap);
+	*cap *= 2;
+	return more;
+}
+
 /* jsonb's order of object keys: shorter first, then bytewise. */
 static int
 attr_cmp(const void *a, const void *b)
@@ -184,13 +195,7 @@ read_map(FastJson *f, int depth)
 			if (v == NULL)
 				return NULL;
 			if (n == cap)
-			{
-				DynAttr    *more = palloc(sizeof(DynAttr) * cap * 2);
-
-				memcpy(more, attrs, sizeof(DynAttr) * n);
-				attrs = more;
-				cap *= 2;
-			}
+				attrs = grow(attrs, &cap, sizeof(DynAttr));
 			attrs[n].name = name;
 			attrs[n].namelen = namelen;
 			attrs[n].value = v;
@@ -233,13 +238,7 @@ read_list(FastJson *f, int depth)
 			if (v == NULL)
 				return NULL;
 			if (n == cap)
-			{
-				DynValue   *more = palloc(sizeof(DynValue) * cap * 2);
-
-				memcpy(more, elems, sizeof(DynValue) * n);
-				elems = more;
-				cap *= 2;
-			}
+				elems = grow(elems, &cap, sizeof(DynValue));
 			elems[n++] = *v;
 		} while (eat(f, ','));
 		if (!eat(f, ']'))
@@ -273,13 +272,7 @@ read_set(FastJson *f, DynType t)
 		if (!read_scalar(f, t == DYN_NS, &s, &len))
 			return NULL;
 		if (n == cap)
-		{
-			DynValue   *more = palloc(sizeof(DynValue) * cap * 2);
-
-			memcpy(more, elems, sizeof(DynValue) * n);
-			elems = more;
-			cap *= 2;
-		}
+			elems = grow(elems, &cap, sizeof(DynValue));
 		elems[n].type = t == DYN_SS ? DYN_S : DYN_N;
 		elems[n].n = 0;
 		elems[n].u.str.data = s;
