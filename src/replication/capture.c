@@ -336,13 +336,13 @@ DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, Timesta
 }
 
 /*
- * A write of replicated table t changed key to newitem (NULL: deleted):
- * stamp it and log the change for the other regions.  A change being
+ * A write of replicated table t changed key to the item stored as newjson
+ * (NULL: deleted): stamp it and log the change for the other regions.  A change being
  * applied from another region is stamped by the apply worker and never
  * sent back (its origin is set: the output plugin filters it).
  */
 void
-DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
+DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson)
 {
 	JsonbParseState *st = NULL;
 	TimestampTz stamp;
@@ -353,7 +353,7 @@ DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
 
 	if (DynReplicationApplying.active)
 		return;
-	stamp = DynReplicationStamp(t, key, newitem == NULL, GetCurrentTimestamp(), region);
+	stamp = DynReplicationStamp(t, key, newjson == NULL, GetCurrentTimestamp(), region);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_string(&st, "t", t->name);
 	push_value(&st, "h", key->hash);
@@ -363,14 +363,13 @@ DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem)
 	k.val.string.val = "i";
 	k.val.string.len = 1;
 	pushJsonbValue(&st, WJB_KEY, &k);
-	if (newitem)
+	if (newjson)
 	{
-		Jsonb	   *ij = DynItemToJsonb(newitem);
 		JsonbValue	b;
 
 		b.type = jbvBinary;
-		b.val.binary.data = &ij->root;
-		b.val.binary.len = VARSIZE(ij) - VARHDRSZ;
+		b.val.binary.data = &newjson->root;
+		b.val.binary.len = VARSIZE(newjson) - VARHDRSZ;
 		pushJsonbValue(&st, WJB_VALUE, &b);
 	}
 	else

@@ -52,8 +52,8 @@ extern char *DynRegionConninfo(const char *region);
 extern DynReplicationApply DynReplicationApplying;
 /* Is table t replicated to another region? */
 extern bool DynReplicationIsReplicated(DynTable *t);
-/* A write of replicated table t changed key to newitem (NULL: deleted): stamp it, log it. */
-extern void DynReplicationCapture(DynTable *t, const DynKey *key, const DynValue *newitem);
+/* A write of replicated table t changed key to the item stored as newjson (NULL: deleted): stamp it, log it. */
+extern void DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson);
 /*
  * A table-wide setting of replicated table t changed (DynamoDB applies these
  * to every replica: time to live, GSIs, billing and write capacity): log

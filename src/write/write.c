@@ -296,7 +296,7 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		if (wc->history)
 			DynHistoryCapture(t, key, exists ? stored.item : NULL, res->oldsize);
 		if (wc->replicated)
-			DynReplicationCapture(t, key, res->new);
+			DynReplicationCapture(t, key, newjson);
 		return;
 	}
 }
@@ -326,10 +326,8 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
  * fails when a concurrent writer got there first, and the put starts over.
  */
 static void
-put_with_history(DynTable *t, const DynKey *key, DynValue *item, DynWriteResult *res)
+put_with_history(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, DynWriteResult *res)
 {
-	Jsonb	   *json = DynItemToJsonb(item);
-
 	if (t->nindexes > 0)
 		DynIndexesCheckItem(t, item);
 	res->collection_exceeded = false;	/* no LSI: no item collection */
@@ -362,6 +360,7 @@ void
 DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
 {
 	WriteCapture wc;
+	Jsonb	   *json;
 
 	write_capture(t, &wc);
 
@@ -376,8 +375,9 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
 		return;
 	}
+	json = DynItemToJsonb(item);
 	if (wc.history)
-		put_with_history(t, key, item, res);
+		put_with_history(t, key, item, json, res);
 	else
 	{
 		/*
@@ -392,11 +392,11 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 		res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
 		res->new = item;
 		res->newsize = (int32) DynItemSize(item);
-		DynStorageUpsert(t, key, DynItemToJsonb(item), res->newsize);
+		DynStorageUpsert(t, key, json, res->newsize);
 		fast_write_done(t, key);
 	}
 	if (wc.replicated)
-		DynReplicationCapture(t, key, item);
+		DynReplicationCapture(t, key, json);
 }
 
 /* The mutation of an unconditional delete. */
