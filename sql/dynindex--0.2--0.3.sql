@@ -453,8 +453,11 @@ REVOKE ALL ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(tex
 GRANT EXECUTE ON FUNCTION dynindex.set_region(text, text), dynindex.drop_region(text), dynindex.forget_region(text),
     dynindex.list_regions() TO dynindex_admin;
 -- The tables replicated to other regions (one row per table and region) and the
--- replication stamp of each item of a replicated table: last writer wins on
--- (stamp, region); a delete keeps its stamp as a tombstone (src/replication/capture.c).
+-- replication stamps of a replicated table's keys: last writer wins on (stamp,
+-- region).  An item's stamp is in its row (the storage relation's columns stamp
+-- and region, NULL unless replicated); replication_stamps holds the stamp of a
+-- key with no item — a delete keeps its stamp as a tombstone — and a floor every
+-- insert of the key must pass (src/replication/capture.c).
 CREATE TABLE dynindex.replicas (
     table_name  text NOT NULL,
     region_name text NOT NULL REFERENCES dynindex.regions (region_name),
@@ -475,6 +478,16 @@ CREATE TABLE dynindex.replication_stamps (
 );
 REVOKE ALL ON dynindex.replication_stamps FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('dynindex.replication_stamps', '');
+-- every storage relation gets the two columns (nullable: no rewrite)
+DO $$
+DECLARE
+    s text;
+BEGIN
+    FOR s IN SELECT storage FROM dynindex.tables WHERE pg_catalog.to_regclass(storage) IS NOT NULL LOOP
+        EXECUTE pg_catalog.format('ALTER TABLE %s ADD COLUMN IF NOT EXISTS stamp timestamptz, '
+                                  'ADD COLUMN IF NOT EXISTS region text', s);
+    END LOOP;
+END $$;
 CREATE FUNCTION dynindex._replicate_table(table_name text, region_name text)
 RETURNS void AS 'MODULE_PATHNAME', 'dynindex_replicate_table' LANGUAGE C VOLATILE STRICT;
 COMMENT ON FUNCTION dynindex._replicate_table(text, text) IS

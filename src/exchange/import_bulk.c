@@ -254,6 +254,8 @@ DynImportBulkAdd(DynImportBulk *b, bytea *pk, bytea *sk, int32 size, Jsonb *stor
 	slot->tts_values[1] = PointerGetDatum(sk);
 	slot->tts_values[2] = Int32GetDatum(size);
 	slot->tts_values[3] = JsonbPGetDatum(stored);
+	for (int a = 4; a < b->targets[0].natts; a++)
+		slot->tts_isnull[a] = true; /* no replication stamp: a new table is not replicated */
 	ExecStoreVirtualTuple(slot);
 	for (int g = 1; g < b->ntargets; g++)
 	{

@@ -288,12 +288,13 @@ stamp_exec(StampPlan which, DynTable *t, const DynKey *key, bool deleted, Timest
 }
 
 /*
- * Record the stamp of key's new state (deleted: its tombstone) made by a
- * write of this region, and return it: stamp (now), or the stored one + 1 µs
+ * Record, in the key's row of dynindex.replication_stamps (its tombstone, or
+ * the floor an insert must pass), the stamp of a local write that deleted
+ * (deleted) or inserted key, and return it: stamp, or the stored one + 1 µs
  * when that is later, so that a write here always follows what it replaces.
  */
-TimestampTz
-DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
+static TimestampTz
+stamp_floor(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
 {
 	DynSecurityState sec;
 	bool		isnull;
@@ -313,11 +314,12 @@ DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz st
 
 /*
  * Last writer wins, for a change applied from another region (or copied to
- * a new replica): record (stamp, region) as key's stamp if it is later than
- * the stored one, or if there is none, and say whether it was.  One
- * statement, so that the decision and the record cannot part: the key's
- * stamp row stays locked until the transaction ends, and a concurrent change
- * of the key waits for it and compares with what it committed.
+ * a new replica) of a key with no item: record (stamp, region) as the key's
+ * tombstone if it is later than the stored one, or if there is none, and
+ * say whether it was.  One statement, so that the decision and the record
+ * cannot part: the key's row stays locked until the transaction ends, and a
+ * concurrent change of the key waits for it and compares with what it
+ * committed.
  */
 bool
 DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
@@ -335,17 +337,93 @@ DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, Timesta
 	return newer;
 }
 
+/* Is (s1, r1) later than (s2, r2)?  Regions compare bytewise, as COLLATE "C". */
+static bool
+stamp_later(TimestampTz s1, const char *r1, TimestampTz s2, const char *r2)
+{
+	return s1 != s2 ? s1 > s2 : strcmp(r1, r2) > 0;
+}
+
 /*
- * A write of replicated table t changed key to the item stored as newjson
- * (NULL: deleted): stamp it and log the change for the other regions.  A change being
- * applied from another region is stamped by the apply worker and never
- * sent back (its origin is set: the output plugin filters it).
+ * Last writer wins, before a write of key in table t whose rows carry
+ * stamps (a replicated table, or one a change is applied to).  old is the
+ * key's row, read under lock (NULL: none); deleting: the write deletes it.
+ *
+ * A change applied from another region keeps its stamp and is written only
+ * if it is later than old's — or, with no row, than the key's tombstone,
+ * which it then becomes (DynReplicationStampIfNewer: the row of
+ * dynindex.replication_stamps stays locked, and a write that starts over
+ * has won already).  False: it loses, and nothing is written.  A row
+ * without a stamp (written before the table was replicated) loses to any
+ * change.
+ *
+ * A local write is stamped now, or just after old's stamp (or an earlier
+ * attempt of the same write) when that is later; an insert or delete then
+ * passes the key's tombstone in DynReplicationStampAfter.
+ */
+bool
+DynReplicationStampBefore(DynTable *t, const DynKey *key, const DynStoredItem *old, bool deleting, DynWriteStamp *ws)
+{
+	DynReplicationApply *a = &DynReplicationApplying;
+
+	if (a->active)
+	{
+		ws->stamp = a->stamp;
+		ws->region = a->region;
+		if (old)
+			return !old->stamped || stamp_later(a->stamp, a->region, old->stamp, old->region);
+		if (!a->won && !DynReplicationStampIfNewer(t, key, deleting, a->stamp, a->region))
+			return false;
+		a->won = true;
+		return true;
+	}
+	ws->region = DynRegionLocal();
+	ws->stamp = Max(GetCurrentTimestamp(), ws->floor);
+	if (old && old->stamped)
+		ws->stamp = Max(ws->stamp, old->stamp + 1);
+	ws->floor = ws->stamp;
+	return true;
+}
+
+/*
+ * After a write of key that deleted its item (newjson NULL) or inserted one
+ * (newjson, size), stamped by DynReplicationStampBefore: a delete leaves its
+ * stamp as the key's tombstone.  A local insert is then stamped past the
+ * tombstone (or the floor an earlier insert left) if that is later, the
+ * item's row stamped again (rare: a clock behind, or a delete just
+ * committed), and the floor moved to its stamp.  The item's row is written
+ * first and the tombstone after, as every local write does (no circle of
+ * waits among them); an applied change has recorded its tombstone before
+ * (DynReplicationStampBefore), so an applied delete records it here only
+ * over an item it deleted.
  */
 void
-DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson)
+DynReplicationStampAfter(DynTable *t, const DynKey *key, Jsonb *newjson, int32 size, DynWriteStamp *ws)
+{
+	TimestampTz s;
+
+	if (DynReplicationApplying.active)
+	{
+		if (newjson == NULL)
+			(void) DynReplicationStampIfNewer(t, key, true, ws->stamp, ws->region);
+		return;
+	}
+	s = stamp_floor(t, key, newjson == NULL, ws->stamp, ws->region);
+	if (newjson && s != ws->stamp)
+		DynStorageUpdateStamped(t, key, newjson, size, s, ws->region);
+	ws->stamp = ws->floor = s;
+}
+
+/*
+ * A write of replicated table t changed key to the item stored as newjson
+ * (NULL: deleted), stamped stamp: log the change for the other regions.  A
+ * change being applied from another region is never sent back (its origin
+ * is set: the output plugin filters it).
+ */
+void
+DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson, TimestampTz stamp)
 {
 	JsonbParseState *st = NULL;
-	TimestampTz stamp;
 	const char *region = DynRegionLocal();
 	Jsonb	   *msg;
 	char	   *text;
@@ -353,7 +431,6 @@ DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson)
 
 	if (DynReplicationApplying.active)
 		return;
-	stamp = DynReplicationStamp(t, key, newjson == NULL, GetCurrentTimestamp(), region);
 	pushJsonbValue(&st, WJB_BEGIN_OBJECT, NULL);
 	push_string(&st, "t", t->name);
 	push_value(&st, "h", key->hash);

@@ -301,7 +301,8 @@ DynReplicationReplicaOverrides(DynTable *t, const char *region)
 /*
  * The copy's query of table t: one JSON text per item — its encoded key
  * ("p", "s", base64), the stored item ("i"), its stamp ("t": null when never
- * stamped) and region ("o") — and per tombstone (no "i").
+ * stamped) and region ("o"), from its row — and per tombstone of a key with
+ * no item (no "i").
  */
 static char *
 copy_query(DynTable *t)
@@ -309,7 +310,8 @@ copy_query(DynTable *t)
 	return psprintf("SELECT pg_catalog.jsonb_build_object("
 					"'p', pg_catalog.encode(coalesce(i.pk, s.pk), 'base64'), "
 					"'s', pg_catalog.encode(coalesce(i.sk, s.sk), 'base64'), "
-					"'i', i.item, 't', s.stamp, 'o', s.region)::text "
+					"'i', i.item, 't', CASE WHEN i.pk IS NULL THEN s.stamp ELSE i.stamp END, "
+					"'o', CASE WHEN i.pk IS NULL THEN s.region ELSE i.region END)::text "
 					"FROM %s i FULL JOIN (SELECT pk, sk, stamp, region, deleted FROM dynindex.replication_stamps "
 					"WHERE table_num = " INT64_FORMAT ") s ON i.pk = s.pk AND i.sk = s.sk "
 					"WHERE i.pk IS NOT NULL OR s.deleted",

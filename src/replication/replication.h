@@ -30,11 +30,26 @@
 /* The output plugin's name (a slot's plugin: dynindex.so). */
 #define DYN_REPLICATION_PLUGIN "dynindex"
 
-/* The change the apply worker is applying (active: it came from another region). */
+/*
+ * The change the apply worker is applying (active: it came from another
+ * region): its stamp and region, and whether it has won over the key's
+ * tombstone already (recorded there: not judged again when the write starts over).
+ */
 typedef struct DynReplicationApply
 {
 	bool		active;
+	TimestampTz stamp;
+	const char *region;
+	bool		won;
 } DynReplicationApply;
+
+/* The replication stamp a write gives the item it writes (see DynReplicationStampBefore). */
+typedef struct DynWriteStamp
+{
+	TimestampTz stamp;
+	const char *region;
+	TimestampTz floor;			/* a local write: at least this (its attempts before: 0 at first) */
+} DynWriteStamp;
 
 /* regions.c */
 /* This server's own region: dynindex.region as configured (not a session's SET). */
@@ -52,8 +67,13 @@ extern char *DynRegionConninfo(const char *region);
 extern DynReplicationApply DynReplicationApplying;
 /* Is table t replicated to another region? */
 extern bool DynReplicationIsReplicated(DynTable *t);
-/* A write of replicated table t changed key to the item stored as newjson (NULL: deleted): stamp it, log it. */
-extern void DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson);
+/* Last writer wins, before a write of key (old: its row read under lock, NULL: none); false: an applied change lost. */
+extern bool DynReplicationStampBefore(DynTable *t, const DynKey *key, const DynStoredItem *old, bool deleting,
+									  DynWriteStamp *ws);
+/* After a local insert (newjson, size) or delete (newjson NULL) of key: past the key's tombstone, which it moves. */
+extern void DynReplicationStampAfter(DynTable *t, const DynKey *key, Jsonb *newjson, int32 size, DynWriteStamp *ws);
+/* A write of replicated table t changed key to the item stored as newjson (NULL: deleted), stamped stamp: log it. */
+extern void DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson, TimestampTz stamp);
 /*
  * A table-wide setting of replicated table t changed (DynamoDB applies these
  * to every replica: time to live, GSIs, billing and write capacity): log
@@ -62,10 +82,7 @@ extern void DynReplicationCapture(DynTable *t, const DynKey *key, Jsonb *newjson
  * applied from another region.
  */
 extern void DynReplicationCaptureOperation(DynTable *t, const char *op, Jsonb *req);
-/* Record the stamp of key's new state written here: max(stamp, stored + 1 us); returns it. */
-extern TimestampTz DynReplicationStamp(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
-									   const char *region);
-/* Record (stamp, region) as key's stamp if later than the stored one; true if it was (last writer wins). */
+/* Record (stamp, region) as key's tombstone if later than the stored one; true if it was (last writer wins). */
 extern bool DynReplicationStampIfNewer(DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp,
 									   const char *region);
 

@@ -12,6 +12,7 @@
 #include "parser/parse_func.h"
 #include "utils/resowner.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "common/errors.h"
 #include "storage/storage.h"
@@ -27,7 +28,12 @@ enum
 	PLAN_UPDATE,
 	PLAN_DELETE,
 	PLAN_LOCK_SIZE,
-	PLAN_REPLACE
+	PLAN_REPLACE,
+	/* a replicated table's writes, with the row's replication stamp (docs/global-tables.md) */
+	PLAN_GET_STAMPED,
+	PLAN_INSERT_STAMPED,
+	PLAN_UPDATE_STAMPED,
+	PLAN_PUT_STAMPED
 };
 
 /* Run a utility statement. */
@@ -107,7 +113,7 @@ DynStorageCreateTable(const char *storage, int partitions)
 	bool		distribute = DynStorageDistributing();
 
 	exec_ddl(psprintf("CREATE TABLE %s (pk bytea NOT NULL, sk bytea NOT NULL, size int4 NOT NULL, "
-					  "item jsonb NOT NULL, PRIMARY KEY (pk, sk))%s",
+					  "item jsonb NOT NULL, stamp timestamptz, region text, PRIMARY KEY (pk, sk))%s",
 					  storage, partitions > 0 ? " PARTITION BY HASH (pk)" : ""));
 	if (!distribute)
 		DynStorageAddGuard(storage);
@@ -249,7 +255,7 @@ static SPIPlanPtr
 get_plan(DynTable *t, int which)
 {
 	static Oid	types_key[2] = {BYTEAOID, BYTEAOID};
-	static Oid	types_row[4] = {BYTEAOID, BYTEAOID, INT4OID, JSONBOID};
+	static Oid	types_row[6] = {BYTEAOID, BYTEAOID, INT4OID, JSONBOID, TIMESTAMPTZOID, TEXTOID};
 	const char *sql;
 	SPIPlanPtr	plan;
 	int			nargs = 2;
@@ -298,6 +304,28 @@ get_plan(DynTable *t, int which)
 			nargs = 4;
 			types = types_row;
 			break;
+		case PLAN_GET_STAMPED:
+			sql = psprintf("SELECT item, size, stamp, region FROM %s WHERE pk = $1 AND sk = $2 FOR UPDATE", t->storage);
+			break;
+		case PLAN_INSERT_STAMPED:
+			sql = psprintf("INSERT INTO %s (pk, sk, size, item, stamp, region) VALUES ($1, $2, $3, $4, $5, $6) "
+						   "ON CONFLICT (pk, sk) DO NOTHING", t->storage);
+			nargs = 6;
+			types = types_row;
+			break;
+		case PLAN_UPDATE_STAMPED:
+			sql = psprintf("UPDATE %s SET size = $3, item = $4, stamp = $5, region = $6 WHERE pk = $1 AND sk = $2",
+						   t->storage);
+			nargs = 6;
+			types = types_row;
+			break;
+		case PLAN_PUT_STAMPED:
+			/* a local write replacing a row it has not read: just after the row's stamp if that is later than $5 */
+			sql = psprintf("UPDATE %s SET size = $3, item = $4, stamp = greatest($5, stamp + interval '1 microsecond'), "
+						   "region = $6 WHERE pk = $1 AND sk = $2 RETURNING stamp", t->storage);
+			nargs = 6;
+			types = types_row;
+			break;
 		default:
 			elog(ERROR, "unknown storage plan %d", which);
 	}
@@ -310,7 +338,7 @@ get_plan(DynTable *t, int which)
 	return plan;
 }
 
-/* Read the first result row's item and size. */
+/* Read the first result row's item and size (and stamp and region, when it has them). */
 static void
 read_row(DynStoredItem *out)
 {
@@ -320,6 +348,22 @@ read_row(DynStoredItem *out)
 
 	out->item = DatumGetJsonbP(SPI_getbinval(tup, desc, 1, &isnull));
 	out->size = DatumGetInt32(SPI_getbinval(tup, desc, 2, &isnull));
+	out->stamped = false;
+	out->stamp = 0;
+	out->region = NULL;
+	if (desc->natts >= 4)
+	{
+		Datum		stamp = SPI_getbinval(tup, desc, 3, &isnull);
+
+		if (!isnull)
+		{
+			Datum		region = SPI_getbinval(tup, desc, 4, &isnull);
+
+			out->stamped = !isnull;
+			out->stamp = DatumGetTimestampTz(stamp);
+			out->region = isnull ? NULL : TextDatumGetCString(region);
+		}
+	}
 }
 
 /* Read an item. */
@@ -330,6 +374,25 @@ DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
 	int			ret;
 
 	ret = SPI_execute_plan(get_plan(t, lock ? PLAN_GET_LOCK : PLAN_GET), args, NULL, !lock, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
+	if (SPI_processed == 0)
+		return false;
+	read_row(out);
+	return true;
+}
+
+/*
+ * Read an item of a replicated table under a row lock, with its replication
+ * stamp (out->stamped false: written before the table was replicated).
+ */
+bool
+DynStorageGetStamped(DynTable *t, const DynKey *key, DynStoredItem *out)
+{
+	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
+	int			ret;
+
+	ret = SPI_execute_plan(get_plan(t, PLAN_GET_STAMPED), args, NULL, false, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
 	if (SPI_processed == 0)
@@ -353,12 +416,17 @@ DynStorageLockSize(DynTable *t, const DynKey *key)
 	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 }
 
-/* Run a row-writing plan; returns rows processed. */
+/*
+ * Run a row-writing plan (a stamped one when region is set: the row's
+ * replication stamp and region); returns rows processed.
+ */
 static uint64
-write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size)
+write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size,
+		  TimestampTz stamp, const char *region)
 {
-	Datum		args[4] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk),
-	Int32GetDatum(size), JsonbPGetDatum(item)};
+	Datum		args[6] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk),
+		Int32GetDatum(size), JsonbPGetDatum(item),
+	TimestampTzGetDatum(stamp), region ? CStringGetTextDatum(region) : (Datum) 0};
 	bool		too_big = false;
 	int			ret = DynStorageExecKeyed(get_plan(t, which), args, 2, &too_big);
 
@@ -367,7 +435,7 @@ write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size)
 						   "its hash and range key values take %d bytes (dynindex stores keys of up to about 2700 bytes)",
 						   (int) (VARSIZE_ANY_EXHDR(key->pk) + VARSIZE_ANY_EXHDR(key->sk)));
 
-	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE)
+	if (ret != SPI_OK_INSERT && ret != SPI_OK_UPDATE && ret != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "item write failed: %s", SPI_result_code_string(ret));
 	return SPI_processed;
 }
@@ -376,14 +444,47 @@ write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size)
 bool
 DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
 {
-	return write_row(t, PLAN_INSERT, key, item, size) == 1;
+	return write_row(t, PLAN_INSERT, key, item, size, 0, NULL) == 1;
+}
+
+/* Insert a replicated table's item stamped (stamp, region) unless a row with the key exists. */
+bool
+DynStorageInsertStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+						TimestampTz stamp, const char *region)
+{
+	return write_row(t, PLAN_INSERT_STAMPED, key, item, size, stamp, region) == 1;
+}
+
+/* Replace a replicated table's item (its row locked by the caller's read), stamped (stamp, region). */
+void
+DynStorageUpdateStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+						TimestampTz stamp, const char *region)
+{
+	write_row(t, PLAN_UPDATE_STAMPED, key, item, size, stamp, region);
+}
+
+/*
+ * Replace a replicated table's existing item, not read, by a local write of
+ * region: its stamp becomes *stamp or, if later, the row's + 1 µs, and is
+ * returned in *stamp.  False (nothing written) when there is no row.
+ */
+bool
+DynStoragePutStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+					 TimestampTz *stamp, const char *region)
+{
+	bool		isnull;
+
+	if (write_row(t, PLAN_PUT_STAMPED, key, item, size, *stamp, region) == 0)
+		return false;
+	*stamp = DatumGetTimestampTz(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return true;
 }
 
 /* Insert or replace. */
 void
 DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
 {
-	write_row(t, PLAN_UPSERT, key, item, size);
+	write_row(t, PLAN_UPSERT, key, item, size, 0, NULL);
 }
 
 /*
@@ -411,7 +512,7 @@ DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynSt
 void
 DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
 {
-	write_row(t, PLAN_UPDATE, key, item, size);
+	write_row(t, PLAN_UPDATE, key, item, size, 0, NULL);
 }
 
 /* Delete a row, returning it. */

@@ -1,12 +1,15 @@
 /*
  * storage.h — item storage: each DynamoDB table is a PostgreSQL table
- * (pk bytea, sk bytea, size int4, item jsonb, PRIMARY KEY (pk, sk)) whose
- * key columns hold the order-preserving key encodings (types/keyenc.c).
+ * (pk bytea, sk bytea, size int4, item jsonb, stamp timestamptz, region
+ * text, PRIMARY KEY (pk, sk)) whose key columns hold the order-preserving key
+ * encodings (types/keyenc.c); stamp and region are a replicated table's
+ * (NULL otherwise).
  */
 #ifndef DYNINDEX_STORAGE_H
 #define DYNINDEX_STORAGE_H
 
 #include "catalog/dyn_catalog.h"
+#include "datatype/timestamp.h"
 
 /* An item's primary key: the values and their encodings. */
 typedef struct DynKey
@@ -22,6 +25,10 @@ typedef struct DynStoredItem
 {
 	Jsonb	   *item;
 	int32		size;			/* DynamoDB size of the item */
+	/* a replicated table's row (DynStorageGetStamped): the write that made it */
+	bool		stamped;		/* false: written before the table was replicated */
+	TimestampTz stamp;
+	char	   *region;
 } DynStoredItem;
 
 /* Name of the schema that holds storage tables. */
@@ -58,6 +65,18 @@ extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 
 extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Replace an existing row, returning the replaced one; false if there is none (or not yet visible). */
 extern bool DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynStoredItem *old);
+/*
+ * A replicated table's rows carry the replication stamp and region of the
+ * write that made them (docs/global-tables.md): a locked read with them, an
+ * insert and an update setting them, a local write's replace.
+ */
+extern bool DynStorageGetStamped(DynTable *t, const DynKey *key, DynStoredItem *out);
+extern bool DynStorageInsertStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+									TimestampTz stamp, const char *region);
+extern void DynStorageUpdateStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+									TimestampTz stamp, const char *region);
+extern bool DynStoragePutStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+								 TimestampTz *stamp, const char *region);
 /* Replace an existing row. */
 extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Lock an item's row; its size, 0 when absent. */

@@ -89,44 +89,39 @@ typedef struct ApplyChange
 	DynValue   *item;			/* NULL: a delete */
 	TimestampTz stamp;
 	char	   *region;
-	bool		stamped;		/* won: its stamp is recorded (apply_mutator) */
+	bool		won;			/* has won over the key's tombstone already */
 } ApplyChange;
 
 /*
- * Last writer wins: the change's item when (stamp, region) is later than the
- * stored one, which it then becomes.  The write path calls this again when
- * its write must start over (an item inserted meanwhile by another change:
- * it read no item, then could not insert): the change has won already — its
- * stamp is the stored one now and the stamp row is locked — and must not be
- * judged again against itself.
+ * The change's item.  Last writer wins is the write path's
+ * (DynReplicationStampBefore, with DynReplicationApplying): the item is
+ * written only when the change's (stamp, region) is later than the stored
+ * one.
  */
 static DynValue *
 apply_mutator(DynTable *t, const DynValue *old, void *arg)
 {
-	ApplyChange *c = arg;
-
-	if (!c->stamped)
-	{
-		if (!DynReplicationStampIfNewer(t, &c->key, c->item == NULL, c->stamp, c->region))
-			return DYN_WRITE_KEEP;
-		c->stamped = true;
-	}
-	return c->item;
+	return ((ApplyChange *) arg)->item;
 }
 
 /*
- * Apply change c of table t (c->key is its key; c->stamped: it has won
- * already).  A delete that won over no item is tried once more: an item
- * that a change applied at the same time inserted (unseen by the read,
- * committed before the stamp could be taken) is deleted by it too.
+ * Apply change c of table t (c->key is its key; c->won: it has won over the
+ * key's tombstone already).  A delete that won over no item is tried once
+ * more: an item that a change applied at the same time inserted (unseen by
+ * the read, committed before the tombstone could be taken) is deleted by it
+ * too, if older.
  */
 static void
 apply_one(DynTable *t, ApplyChange *c)
 {
 	DynWriteResult res;
+	DynReplicationApply *a = &DynReplicationApplying;
 
+	a->stamp = c->stamp;
+	a->region = c->region;
+	a->won = c->won;
 	DynWriteModify(t, &c->key, apply_mutator, c, "Item size has exceeded the maximum allowed size", 0, &res);
-	if (c->item == NULL && c->stamped && res.old == NULL)
+	if (c->item == NULL && a->won && res.old == NULL)
 		DynWriteModify(t, &c->key, apply_mutator, c, "", 0, &res);
 }
 
@@ -243,7 +238,7 @@ apply_change(const char *json)
 	c.item = item ? DynItemFromStored(item) : NULL;
 	c.stamp = (TimestampTz) strtoi64(RqGetString(&msg->root, "s"), NULL, 10);
 	c.region = RqGetString(&msg->root, "o");
-	c.stamped = false;
+	c.won = false;
 	DynReplicationApplying.active = true;
 	PG_TRY();
 	{
@@ -913,7 +908,7 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 				c.stamp = DatumGetTimestampTz(SPI_getbinval(tt->vals[i], tt->tupdesc, 4, &n2));
 				c.region = TextDatumGetCString(SPI_getbinval(tt->vals[i], tt->tupdesc, 5, &n2));
 			}
-			c.stamped = false;
+			c.won = false;
 			if (!isnull)
 			{
 				c.item = DynItemFromStored(DatumGetJsonbP(item));
@@ -935,7 +930,7 @@ dynindex_replica_apply(PG_FUNCTION_ARGS)
 					if (!DynReplicationStampIfNewer(t, &raw, true, c.stamp, c.region) ||
 						!DynStorageGet(t, &raw, true, &old))
 						continue;
-					c.stamped = true;
+					c.won = true;
 				}
 				DynWriteKeyFromItem(t, DynItemFromStored(old.item), &c.key);
 			}

@@ -192,6 +192,7 @@ typedef struct WriteCapture
 	DynStreamInfo stream;		/* id 0: no stream */
 	bool		history;		/* point-in-time recovery is on */
 	bool		replicated;		/* a global table: other regions get the change */
+	bool		stamping;		/* its rows carry replication stamps: replicated, or a change applied to it */
 } WriteCapture;
 
 /*
@@ -210,6 +211,7 @@ write_capture(DynTable *t, WriteCapture *wc)
 	if (OidIsValid(t->storage_relid))
 		LockRelationOid(t->storage_relid, RowExclusiveLock);
 	wc->replicated = DynReplicationIsReplicated(t);
+	wc->stamping = wc->replicated || DynReplicationApplying.active;
 	if (!DynCatalogIsStale())
 	{
 		wc->stream = t->stream;
@@ -228,11 +230,14 @@ static void
 modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 	   const char *size_msg, int flags, const WriteCapture *wc, DynWriteResult *res)
 {
+	DynWriteStamp ws = {0};
+
 	res->collection_exceeded = false;
 	for (;;)
 	{
 		DynStoredItem stored;
-		bool		exists = DynStorageGet(t, key, true, &stored);
+		bool		exists = wc->stamping ? DynStorageGetStamped(t, key, &stored) :
+			DynStorageGet(t, key, true, &stored);
 		DynValue   *newitem;
 		Jsonb	   *newjson = NULL;
 		int64		newsize = 0;
@@ -240,6 +245,10 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		res->old = exists ? DynItemFromStored(stored.item) : NULL;
 		res->oldsize = exists ? stored.size : 0;
 		newitem = fn(t, res->old, arg);
+		/* last writer wins (an applied delete of no item records its tombstone) */
+		if (newitem != DYN_WRITE_KEEP && wc->stamping && (exists || newitem || DynReplicationApplying.active) &&
+			!DynReplicationStampBefore(t, key, exists ? &stored : NULL, newitem == NULL, &ws))
+			newitem = DYN_WRITE_KEEP;
 		if (newitem == DYN_WRITE_KEEP)
 		{
 			/* unchanged: nothing to write (TTL expiry of an item updated meanwhile) */
@@ -267,15 +276,20 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		else
 		{
 			newjson = DynItemToJsonb(newitem);
-			if (exists)
+			if (exists && wc->stamping)
+				DynStorageUpdateStamped(t, key, newjson, res->newsize, ws.stamp, ws.region);
+			else if (exists)
 				DynStorageUpdate(t, key, newjson, res->newsize);
-			else if (!DynStorageInsert(t, key, newjson, res->newsize))
+			else if (wc->stamping ? !DynStorageInsertStamped(t, key, newjson, res->newsize, ws.stamp, ws.region) :
+					 !DynStorageInsert(t, key, newjson, res->newsize))
 			{
 				/* a concurrent writer inserted the item meanwhile: start over */
 				CHECK_FOR_INTERRUPTS();
 				continue;
 			}
 		}
+		if (wc->stamping && !(exists && newitem))
+			DynReplicationStampAfter(t, key, newjson, res->newsize, &ws);
 		if (t->nindexes > 0)
 		{
 			DynIndexesOnWrite(t, key, res->old, res->new);
@@ -296,7 +310,7 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		if (wc->history)
 			DynHistoryCapture(t, key, exists ? stored.item : NULL, res->oldsize);
 		if (wc->replicated)
-			DynReplicationCapture(t, key, newjson);
+			DynReplicationCapture(t, key, newjson, ws.stamp);
 		return;
 	}
 }
@@ -355,6 +369,41 @@ put_with_history(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, Dy
 	fast_write_done(t, key);
 }
 
+/*
+ * Put an item whatever the old one, on a global table with nothing needing
+ * the old item: the replace stamps the row just after its stamp (in the same
+ * statement), or a new key is inserted, past the key's tombstone; either
+ * fails when a concurrent writer got there first, and the put starts over.
+ * Then the change is captured for the other regions.
+ */
+static void
+put_stamped(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, int flags, DynWriteResult *res)
+{
+	DynWriteStamp ws = {0};
+
+	if (t->nindexes > 0)
+		DynIndexesCheckItem(t, item);
+	res->collection_exceeded = false;	/* no LSI: no item collection */
+	res->old = NULL;
+	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
+	res->new = item;
+	res->newsize = (int32) DynItemSize(item);
+	for (;;)
+	{
+		(void) DynReplicationStampBefore(t, key, NULL, false, &ws);
+		if (DynStoragePutStamped(t, key, json, res->newsize, &ws.stamp, ws.region))
+			break;
+		if (DynStorageInsertStamped(t, key, json, res->newsize, ws.stamp, ws.region))
+		{
+			DynReplicationStampAfter(t, key, json, res->newsize, &ws);
+			break;
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	fast_write_done(t, key);
+	DynReplicationCapture(t, key, json, ws.stamp);
+}
+
 /* Put an item whatever the old one. */
 void
 DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
@@ -366,10 +415,11 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 
 	/*
 	 * A stream needs the old item: INSERT or MODIFY, an unchanged item,
-	 * OldImage.  A global table's capture needs only the new one, stamped
-	 * under the row lock the write holds (as the paths below hold it).
+	 * OldImage.  A global table's write needs only its stamp (put_stamped),
+	 * except with item history, which the locked read serves both.
 	 */
-	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0)
+	if ((flags & DYN_WRITE_NEED_OLD) || DynTableHasLsi(t) || wc.stream.id != 0 ||
+		(wc.stamping && (wc.history || !wc.replicated)))
 	{
 		modify(t, key, put_mutator, item,
 			   "Item size has exceeded the maximum allowed size", flags, &wc, res);
@@ -378,6 +428,8 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 	json = DynItemToJsonb(item);
 	if (wc.history)
 		put_with_history(t, key, item, json, res);
+	else if (wc.replicated)
+		put_stamped(t, key, item, json, flags, res);
 	else
 	{
 		/*
@@ -395,8 +447,6 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 		DynStorageUpsert(t, key, json, res->newsize);
 		fast_write_done(t, key);
 	}
-	if (wc.replicated)
-		DynReplicationCapture(t, key, json);
 }
 
 /* The mutation of an unconditional delete. */
@@ -415,8 +465,9 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 	WriteCapture wc;
 
 	write_capture(t, &wc);
-	if (DynTableHasLsi(t))
+	if (DynTableHasLsi(t) || wc.stamping)
 	{
+		/* an LSI needs the old item; a global table its stamp */
 		modify(t, key, delete_mutator, NULL, "", flags, &wc, res);
 		return res->old != NULL;
 	}
@@ -439,8 +490,6 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 		}
 		if (wc.history)
 			DynHistoryCapture(t, key, old.item, old.size);
-		if (wc.replicated)
-			DynReplicationCapture(t, key, NULL);
 	}
 	return existed;
 }

@@ -8,8 +8,9 @@
 # update of two keys).  Every write carries a tag w (region/client/number)
 # in the item, and in the same (sub)transaction as the write acklog gets
 # one row per item it changed: the key, the tag, and the replication stamp
-# and region the write gave the item (dynindex.replication_stamps, read
-# while the write still holds the item's row lock).  A write that commits —
+# and region the write gave the item (key_stamps: its row's, or with no item
+# its tombstone in dynindex.replication_stamps, read while the write still
+# holds the item's row lock).  A write that commits —
 # every acknowledged one among them — has its rows; one that fails (a
 # deadlock with the apply worker, a transaction cancelled) has none.
 #
@@ -40,6 +41,22 @@ sub writers_setup
 	$n->safe_psql('postgres', <<'SQL');
 CREATE TABLE acklog (k text NOT NULL, w text NOT NULL, stamp numeric NOT NULL, region text NOT NULL, deleted boolean NOT NULL);
 CREATE SEQUENCE wseq;
+-- the replication stamp of keys p<k> of Glob: the item's row's, or with no item its tombstone's
+CREATE FUNCTION key_stamps(keys int[]) RETURNS TABLE (k text, stamp numeric, region text, deleted boolean)
+LANGUAGE plpgsql AS $f$
+BEGIN
+  RETURN QUERY EXECUTE format(
+    'SELECT ''p'' || kk, extract(epoch FROM CASE WHEN i.pk IS NULL THEN s.stamp ELSE i.stamp END) * 1000000,
+            CASE WHEN i.pk IS NULL THEN s.region ELSE i.region END, i.pk IS NULL
+       FROM unnest($1) kk
+       CROSS JOIN LATERAL (SELECT dynindex.encode_key(jsonb_build_object(''S'', ''p'' || kk)) AS pk,
+                                  dynindex.encode_key(''{"N": "1"}'') AS sk) x
+       LEFT JOIN %s i ON i.pk = x.pk AND i.sk = x.sk
+       LEFT JOIN dynindex.replication_stamps s ON s.table_num = %s AND s.pk = x.pk AND s.sk = x.sk
+      WHERE i.pk IS NOT NULL OR s.deleted',
+    (SELECT storage FROM dynindex.tables WHERE table_name = 'Glob'),
+    (SELECT num FROM dynindex.tables WHERE table_name = 'Glob')) USING keys;
+END $f$;
 CREATE FUNCTION w_write(k int, k2 int, d int, client int) RETURNS boolean LANGUAGE plpgsql AS $f$
 DECLARE
   w text := current_setting('dynindex.region') || '/' || client || '/' || nextval('wseq');
@@ -73,11 +90,7 @@ BEGIN
         'v', jsonb_build_object('N', (k * 1000 + d)::text))));
     END IF;
     -- the stamps this write gave its items (their rows are locked by it until it commits)
-    INSERT INTO acklog
-      SELECT 'p' || kk, w, extract(epoch FROM s.stamp) * 1000000, s.region, s.deleted
-      FROM unnest(keys) kk JOIN dynindex.replication_stamps s
-        ON s.pk = dynindex.encode_key(jsonb_build_object('S', 'p' || kk))
-       AND s.sk = dynindex.encode_key('{"N": "1"}');
+    INSERT INTO acklog SELECT ks.k, w, ks.stamp, ks.region, ks.deleted FROM key_stamps(keys) ks;
     IF NOT FOUND THEN
       RAISE EXCEPTION 'w_write: no replication stamp for the write %', w;
     END IF;
@@ -161,9 +174,7 @@ sub lww_check
 		# and the stamp it keeps for each key is that write's: an item of one write under
 		# the stamp of another would decide the next changes wrongly
 		my %stamp = map { my ($k, @v) = split /\|/; ($k => "@v") } split /\n/, $n->safe_psql('postgres', qq{
-			SELECT 'p' || i, extract(epoch FROM s.stamp) * 1000000, s.region, s.deleted
-			FROM generate_series(1, $KEYS) i JOIN dynindex.replication_stamps s
-			  ON s.pk = dynindex.encode_key(jsonb_build_object('S', 'p' || i)) AND s.sk = dynindex.encode_key('{"N": "1"}')});
+			SELECT k, stamp, region, deleted FROM key_stamps(ARRAY(SELECT generate_series(1, $KEYS)))});
 		my @off = grep { ($stamp{$_} // 'none') ne $win{$_}{stamped} } sort keys %win;
 		is(scalar(@off), 0, "$what: " . $n->name . ' keeps the last write\'s stamp of every key')
 		  or diag(join("\n", map { "$_: stamp " . ($stamp{$_} // 'none') . ", last write $win{$_}{stamped}" } @off[0 .. ($#off < 9 ? $#off : 9)]));
