@@ -30,7 +30,10 @@
 # as root), with the PostgreSQL (dynindex installed) of pg_config first on PATH (e.g. the tmp_install that `DYNINDEX_KEEP_WORK=1 DYNINDEX_SUITES=layers
 # make test` leaves).
 # Environment: DURATION (seconds per round, default 10), ROUNDS (default 3),
-# LAG_SAMPLE (time one change in this many, default 8),
+# LAG_SAMPLE (time one change in this many, default 8), STREAM=1 (both tables
+# with a stream, NEW_AND_OLD_IMAGES, as a replica made by UpdateTable
+# ReplicaUpdates has: every write then also records its stream record, in
+# both regions),
 # CLIENTS (per server, default 8), PORT_BASE (first of 2 ports, default 56140),
 # KEEP=1 (keep the directory: servers' logs).
 set -euo pipefail
@@ -38,6 +41,7 @@ DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CLIENTS=${CLIENTS:-8}
 LAG_SAMPLE=${LAG_SAMPLE:-8}
+STREAM=${STREAM:-0}
 PORT_BASE=${PORT_BASE:-56140}
 BIN=$(pg_config --bindir)
 W=$(mktemp -d)
@@ -76,11 +80,12 @@ EOC
 		echo "output_plugin_libraries = 'pgoutput, test_decoding, dynindex'" | as_pg tee -a "$W/$n/postgresql.conf" >/dev/null
 		as_pg "$BIN/pg_ctl" -D "$W/$n" -w reload >/dev/null
 	fi
-	q $n -o /dev/null <<'SQL'
+	q $n -o /dev/null -v stream="$STREAM" <<'SQL'
 CREATE EXTENSION dynindex;
 SELECT dynindex.api('CreateTable', format('{"TableName": "%s", "BillingMode": "PAY_PER_REQUEST",
   "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]}', t)::jsonb)
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "S"}]%s}', t,
+  CASE WHEN :'stream' = '1' THEN ', "StreamSpecification": {"StreamEnabled": true, "StreamViewType": "NEW_AND_OLD_IMAGES"}' ELSE '' END)::jsonb)
   FROM unnest(ARRAY['BenchGlob', 'BenchPlain']) t;
 CREATE UNLOGGED TABLE public.bench_lag (round int, lag_ms float8);
 SQL

@@ -7,6 +7,12 @@
  *   M <message: a JSON change>
  *   C <commit time, microseconds since 2000-01-01>
  *
+ * one line each ('\n' ends every line but the last of a write: a message's
+ * JSON text has none), several in one write: a transaction's lines are kept
+ * until its commit, or until they reach DECODE_WRITE_BYTES, and written
+ * together — one CopyData message and one send for a small transaction
+ * instead of one per line (the sends were a third of the sender's time).
+ *
  * Changes applied under a replication origin (by an apply worker, from
  * another region) are filtered out, so a change never goes back to the
  * region it came from.  Row changes are not decoded: the messages carry
@@ -21,9 +27,13 @@
 
 #include "replication/replication.h"
 
-/* Per-slot state: did the current transaction send a change? */
+/* The lines kept before a write, at most (about: one message may pass it). */
+#define DECODE_WRITE_BYTES 65536
+
+/* Per-slot state: the current transaction's lines not yet written, and whether it has some. */
 typedef struct DecodeState
 {
+	StringInfoData lines;
 	bool		sent;
 } DecodeState;
 
@@ -31,7 +41,10 @@ typedef struct DecodeState
 static void
 decode_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_init)
 {
-	ctx->output_plugin_private = palloc0(sizeof(DecodeState));
+	DecodeState *ds = palloc0(sizeof(DecodeState));
+
+	initStringInfo(&ds->lines); /* in the slot's context: kept between callbacks */
+	ctx->output_plugin_private = ds;
 	opt->output_type = OUTPUT_PLUGIN_TEXTUAL_OUTPUT;
 	opt->receive_rewrites = false;
 }
@@ -40,7 +53,26 @@ decode_startup(LogicalDecodingContext *ctx, OutputPluginOptions *opt, bool is_in
 static void
 decode_begin(LogicalDecodingContext *ctx, ReorderBufferTXN *txn)
 {
-	((DecodeState *) ctx->output_plugin_private)->sent = false;
+	DecodeState *ds = ctx->output_plugin_private;
+
+	resetStringInfo(&ds->lines);
+	ds->sent = false;
+}
+
+/* Write the kept lines, and line (NULL: none) after them, in one write. */
+static void
+write_lines(LogicalDecodingContext *ctx, bool last, const char *line)
+{
+	DecodeState *ds = ctx->output_plugin_private;
+
+	OutputPluginPrepareWrite(ctx, last);
+	if (line)
+		appendStringInfoString(&ds->lines, line);
+	else if (ds->lines.len > 0)
+		ds->lines.data[--ds->lines.len] = '\0';	/* the last line's '\n' */
+	appendBinaryStringInfo(ctx->out, ds->lines.data, ds->lines.len);
+	OutputPluginWrite(ctx, last);
+	resetStringInfo(&ds->lines);
 }
 
 /* Row changes: not sent (the messages carry the changes). */
@@ -49,29 +81,32 @@ decode_change(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, Relation rel, 
 {
 }
 
-/* A replicated change: "M" and the message. */
+/* A replicated change: "M" and the message, kept. */
 static void
 decode_message(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, XLogRecPtr lsn, bool transactional,
 			   const char *prefix, Size sz, const char *message)
 {
+	DecodeState *ds = ctx->output_plugin_private;
+
 	if (!transactional || strcmp(prefix, DYN_REPLICATION_PREFIX) != 0)
 		return;
-	OutputPluginPrepareWrite(ctx, false);
-	appendStringInfoString(ctx->out, "M ");
-	appendBinaryStringInfo(ctx->out, message, sz);
-	OutputPluginWrite(ctx, false);
-	((DecodeState *) ctx->output_plugin_private)->sent = true;
+	if (ds->lines.len >= DECODE_WRITE_BYTES)
+		write_lines(ctx, false, NULL);
+	appendStringInfoString(&ds->lines, "M ");
+	appendBinaryStringInfo(&ds->lines, message, sz);
+	appendStringInfoChar(&ds->lines, '\n');
+	ds->sent = true;
 }
 
-/* The commit of a transaction that sent changes: "C" and its commit time. */
+/* The commit of a transaction that sent changes: its kept lines, then "C" and its commit time. */
 static void
 decode_commit(LogicalDecodingContext *ctx, ReorderBufferTXN *txn, XLogRecPtr commit_lsn)
 {
-	if (!((DecodeState *) ctx->output_plugin_private)->sent)
+	DecodeState *ds = ctx->output_plugin_private;
+
+	if (!ds->sent)
 		return;
-	OutputPluginPrepareWrite(ctx, true);
-	appendStringInfo(ctx->out, "C " INT64_FORMAT, (int64) txn->xact_time.commit_time);
-	OutputPluginWrite(ctx, true);
+	write_lines(ctx, true, psprintf("C " INT64_FORMAT, (int64) txn->xact_time.commit_time));
 }
 
 /* Changes applied from another region (under a replication origin) are not sent on. */

@@ -359,21 +359,29 @@ handle_message(PGconn *conn, const char *buf, int len)
 		return;
 	{
 		XLogRecPtr	start = (XLogRecPtr) get_int64(buf + 1);
-		const char *data = buf + 25;
-		int			dlen = len - 25;
 		MemoryContext old = MemoryContextSwitchTo(message_context);
-		char	   *text = pnstrdup(data, dlen);
+		char	   *text = pnstrdup(buf + 25, len - 25);
+		char	   *line = text;
 
 		MemoryContextSwitchTo(old);
 		last_received = Max(last_received, start);
-		if (dlen > 2 && data[0] == 'M' && data[1] == ' ')
+		/* its lines (decode.c): changes, and a commit last */
+		while (line)
 		{
-			begin_remote();
-			if (apply_change(text + 2))
-				applied_in_xact++;
+			char	   *next = strchr(line, '\n');
+
+			if (next)
+				*next++ = '\0';
+			if (line[0] == 'M' && line[1] == ' ')
+			{
+				begin_remote();
+				if (apply_change(line + 2))
+					applied_in_xact++;
+			}
+			else if (line[0] == 'C' && line[1] == ' ')
+				commit_remote(start, (TimestampTz) strtoi64(line + 2, NULL, 10));
+			line = next;
 		}
-		else if (dlen > 2 && data[0] == 'C' && data[1] == ' ')
-			commit_remote(start, (TimestampTz) strtoi64(text + 2, NULL, 10));
 	}
 }
 
