@@ -51,6 +51,18 @@ is($west->safe_psql('postgres', q{SELECT count(*) FROM dynindex.read_all('Query'
 is($east->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName":"Glob","Key":{"pk":{"S":"q"},"sk":{"N":"1"}}}')->'Item'->'v'->>'S'}),
 	'partiql', 'the PartiQL INSERT of eu-west-1 is in us-east-1');
 
+# a transaction whose changes take more than one write of the output plugin (its lines are
+# written every 64 kB): 100 items of 4 kB, all applied in the other region, in one transaction
+api($east, 'TransactWriteItems', '{"TransactItems":[' . join(',', map {
+	qq({"Put":{"TableName":"Glob","Item":{"pk":{"S":"big"},"sk":{"N":"$_"},"v":{"S":") . ('x' x 4000) . qq("}}}})
+} 1 .. 100) . ']}');
+ok(converged($east, $west), 'a transaction of 400 kB of changes reaches the other region');
+is($west->safe_psql('postgres', q{SELECT count(*) || ' ' || sum(length(i->'v'->>'S')) FROM dynindex.read_all('Query', '{"TableName":"Glob","KeyConditionExpression":"pk = :p","ExpressionAttributeValues":{":p":{"S":"big"}}}') i}),
+	'100 400000', 'every item of the large transaction is in eu-west-1, whole');
+my $storage = $west->safe_psql('postgres', q{SELECT storage FROM dynindex.tables WHERE table_name = 'Glob'});
+is($west->safe_psql('postgres', qq{SELECT count(DISTINCT xmin::text) FROM $storage WHERE item->'pk'->>'S' = 'big'}),
+	'1', 'and applied there in one transaction');
+
 # a replicated write goes through the write path: the GSI and the stream of the receiving side
 $west->safe_psql('postgres', q{SELECT dynindex.wait_for_indexes('Glob')});
 is($west->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName":"Glob","IndexName":"byG","KeyConditionExpression":"g = :g","Select":"COUNT","ExpressionAttributeValues":{":g":{"S":"x"}}}')->>'Count'}),
