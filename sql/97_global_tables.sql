@@ -161,6 +161,72 @@ RESET ROLE;
 SELECT dynindex._replicate_table('gt_t', 'nowhere-1');
 SELECT dynindex._replicate_table('gt_nothere', 'eu-west-1');
 
+-- replication stamps (docs/global-tables.md "Stamps"): an item's is in its row, a key with
+-- no item keeps its tombstone in dynindex.replication_stamps.  A table replicated with
+-- eu-west-1 (no server there: changes are captured, not sent), changes of eu-west-1
+-- applied as the apply worker applies them; stamps in 2100 stand for a region whose
+-- clock is far ahead of this one.
+SELECT dynindex.api('CreateTable', '{"TableName": "gt_s", "BillingMode": "PAY_PER_REQUEST",
+  "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+  "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}') IS NOT NULL AS created;
+SELECT dynindex._replica_join('gt_s', 'eu-west-1', 'ACTIVE');
+CREATE FUNCTION gt_change(k text, v text, stamp text) RETURNS jsonb LANGUAGE sql AS $$
+  SELECT jsonb_build_array(jsonb_build_object('p', encode(dynindex.encode_key(jsonb_build_object('S', k)), 'base64'),
+    's', '', 't', stamp, 'o', 'eu-west-1')
+    || CASE WHEN v IS NULL THEN '{}'::jsonb
+       ELSE jsonb_build_object('i', jsonb_build_object('pk', jsonb_build_object('S', k), 'v', jsonb_build_object('S', v))) END) $$;
+CREATE FUNCTION gt_state(k text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+  v text;
+  st text;
+BEGIN
+  v := dynindex.api('GetItem', jsonb_build_object('TableName', 'gt_s', 'ConsistentRead', true,
+         'Key', jsonb_build_object('pk', jsonb_build_object('S', k)))) -> 'Item' -> 'v' ->> 'S';
+  EXECUTE format('SELECT CASE WHEN abs(extract(epoch FROM stamp - now())) < 3600 THEN ''now'' ELSE stamp::text END || '' '' || region
+                  FROM %s WHERE pk = dynindex.encode_key(jsonb_build_object(''S'', $1))',
+                 (SELECT storage FROM dynindex.tables WHERE table_name = 'gt_s')) INTO st USING k;
+  IF st IS NULL THEN
+    SELECT stamp::text || ' ' || region || CASE WHEN deleted THEN ' (tombstone)' ELSE '' END INTO st
+      FROM dynindex.replication_stamps
+      WHERE table_num = (SELECT num FROM dynindex.tables WHERE table_name = 'gt_s')
+        AND pk = dynindex.encode_key(jsonb_build_object('S', k));
+  END IF;
+  RETURN coalesce(v, '(no item)') || ', stamp ' || coalesce(st, '(none)');
+END $$;
+SET timezone = 'UTC';
+-- a local write: stamped now, by this region
+SELECT dynindex.api('PutItem', '{"TableName": "gt_s", "Item": {"pk": {"S": "a"}, "v": {"S": "local"}}}');
+SELECT gt_state('a') = 'local, stamp now ' || current_setting('dynindex.region') AS stamped_now_here;
+-- eu-west-1 deleted b in 2100: its tombstone; a local insert of b comes after it (the
+-- row stamped again, past the tombstone), a local update after that
+SELECT dynindex._replica_apply('gt_s', 'eu-west-1', gt_change('b', NULL, '2100-01-01 00:00:00+00'));
+SELECT gt_state('b');
+SELECT dynindex.api('PutItem', '{"TableName": "gt_s", "Item": {"pk": {"S": "b"}, "v": {"S": "put here"}}}');
+SELECT replace(gt_state('b'), current_setting('dynindex.region'), 'here');
+SELECT dynindex.api('UpdateItem', '{"TableName": "gt_s", "Key": {"pk": {"S": "b"}}, "UpdateExpression": "SET v = :v",
+  "ExpressionAttributeValues": {":v": {"S": "updated here"}}}');
+SELECT replace(gt_state('b'), current_setting('dynindex.region'), 'here');
+-- eu-west-1's changes of b: an earlier one loses, a later one wins with its stamp
+SELECT dynindex._replica_apply('gt_s', 'eu-west-1', gt_change('b', 'older', '2100-01-01 00:00:00.000001+00'));
+SELECT replace(gt_state('b'), current_setting('dynindex.region'), 'here');
+SELECT dynindex._replica_apply('gt_s', 'eu-west-1', gt_change('b', 'newer', '2101-01-01 00:00:00+00'));
+SELECT gt_state('b');
+-- a local delete: its tombstone after the item's stamp; a put of eu-west-1 before it loses
+SELECT dynindex.api('DeleteItem', '{"TableName": "gt_s", "Key": {"pk": {"S": "b"}}}');
+SELECT replace(gt_state('b'), current_setting('dynindex.region'), 'here');
+SELECT dynindex._replica_apply('gt_s', 'eu-west-1', gt_change('b', 'late', '2101-01-01 00:00:00.000001+00'));
+SELECT replace(gt_state('b'), current_setting('dynindex.region'), 'here');
+-- an item written before the table was replicated (no stamp) loses to any change
+SELECT dynindex._replica_leave('gt_s', 'eu-west-1');
+SELECT dynindex.api('PutItem', '{"TableName": "gt_s", "Item": {"pk": {"S": "c"}, "v": {"S": "unreplicated"}}}');
+SELECT gt_state('c');
+SELECT dynindex._replica_apply('gt_s', 'eu-west-1', gt_change('c', 'replicated', '2000-01-01 00:00:00+00'));
+SELECT gt_state('c');
+RESET timezone;
+DROP FUNCTION gt_change(text, text, text);
+DROP FUNCTION gt_state(text);
+SELECT dynindex.api('DeleteTable', '{"TableName": "gt_s"}') IS NOT NULL AS deleted;
+
 SELECT dynindex.drop_region('eu-west-1'), dynindex.drop_region('ap-south-1');
 DROP OWNED BY gt_app;
 DROP ROLE gt_app;

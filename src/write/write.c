@@ -469,7 +469,10 @@ DynWriteDelete(DynTable *t, const DynKey *key, int flags, DynWriteResult *res)
 	{
 		/* an LSI needs the old item; a global table its stamp */
 		modify(t, key, delete_mutator, NULL, "", flags, &wc, res);
-		return res->old != NULL;
+		existed = res->old != NULL;
+		if (!(flags & DYN_WRITE_NEED_OLD))
+			res->old = NULL;	/* as below: the old item only when asked */
+		return existed;
 	}
 	/* DELETE ... RETURNING gives the old item: no read needed, even for a stream or the history */
 	res->collection_exceeded = false;	/* a delete never grows a collection */
