@@ -334,6 +334,23 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 }
 
 /*
+ * The result of a put that does not read the old item (no LSI: no item
+ * collection), its item checked against the table's indexes; the old size
+ * only when asked (the row locked to read it).
+ */
+static void
+put_result(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteResult *res)
+{
+	if (t->nindexes > 0)
+		DynIndexesCheckItem(t, item);
+	res->collection_exceeded = false;
+	res->old = NULL;
+	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
+	res->new = item;
+	res->newsize = (int32) DynItemSize(item);
+}
+
+/*
  * Put an item whatever the old one, on a table whose item history needs the
  * replaced item (nothing else does): the replace returns it in one
  * statement, under the row lock it takes; a new key is inserted.  Either
@@ -342,12 +359,7 @@ put_mutator(DynTable *t, const DynValue *old, void *arg)
 static void
 put_with_history(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, DynWriteResult *res)
 {
-	if (t->nindexes > 0)
-		DynIndexesCheckItem(t, item);
-	res->collection_exceeded = false;	/* no LSI: no item collection */
-	res->old = NULL;
-	res->new = item;
-	res->newsize = (int32) DynItemSize(item);
+	put_result(t, key, item, 0, res);
 	for (;;)
 	{
 		DynStoredItem old;
@@ -381,13 +393,7 @@ put_stamped(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, int fla
 {
 	DynWriteStamp ws = {0};
 
-	if (t->nindexes > 0)
-		DynIndexesCheckItem(t, item);
-	res->collection_exceeded = false;	/* no LSI: no item collection */
-	res->old = NULL;
-	res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
-	res->new = item;
-	res->newsize = (int32) DynItemSize(item);
+	put_result(t, key, item, flags, res);
 	for (;;)
 	{
 		(void) DynReplicationStampBefore(t, key, NULL, false, &ws);
@@ -437,13 +443,7 @@ DynWritePut(DynTable *t, const DynKey *key, DynValue *item, int flags, DynWriteR
 		 * committed item): one upsert, and the change record if there are
 		 * GSIs.
 		 */
-		if (t->nindexes > 0)
-			DynIndexesCheckItem(t, item);
-		res->collection_exceeded = false;	/* no LSI: no item collection */
-		res->old = NULL;
-		res->oldsize = (flags & DYN_WRITE_NEED_OLDSIZE) ? DynStorageLockSize(t, key) : 0;
-		res->new = item;
-		res->newsize = (int32) DynItemSize(item);
+		put_result(t, key, item, flags, res);
 		DynStorageUpsert(t, key, json, res->newsize);
 		fast_write_done(t, key);
 	}
