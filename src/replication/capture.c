@@ -7,9 +7,12 @@
  * Last writer wins on (stamp, region), a total order every region agrees
  * on: a local write stamps the item max(now, stored stamp + 1 µs), so one
  * region's writes of an item keep their order whatever its clock does; an
- * applied change keeps the stamp it was made with.  A delete keeps its
- * stamp (a tombstone), so an older write arriving late does not bring the
- * item back.
+ * applied change keeps the stamp it was made with.  An item's stamp is in
+ * its row (storage.c's stamped statements, set by the statement that writes
+ * the item); a key with no item keeps its stamp in
+ * dynindex.replication_stamps: a delete's (a tombstone, so that an older
+ * write arriving late does not bring the item back), and the floor an
+ * insert of the key must pass.
  *
  * Numbering (PendingReplicationCount, lag.c): the changes a transaction
  * logs are counted per subtransaction level, so that a rolled-back
@@ -255,12 +258,12 @@ static void
 stamp_exec(StampPlan which, DynTable *t, const DynKey *key, bool deleted, TimestampTz stamp, const char *region)
 {
 	static const char *const sql[PLAN__COUNT] = {
-		/* a local write: now, or just after the stored stamp if that is later (a clock behind) */
+		/* a local insert or delete: now, or just after the stored stamp if that is later (a clock behind) */
 		"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
 		"ON CONFLICT (table_num, pk, sk) DO UPDATE SET "
 		"stamp = greatest($4, s.stamp + interval '1 microsecond'), region = $5, deleted = $6 "
 		"RETURNING stamp",
-		/* an applied change: only over an earlier (stamp, region); the row is locked either way */
+		/* an applied change over no item: only over an earlier (stamp, region); the row is locked either way */
 		"INSERT INTO dynindex.replication_stamps AS s VALUES ($1, $2, $3, $4, $5, $6) "
 		"ON CONFLICT (table_num, pk, sk) DO UPDATE SET stamp = $4, region = $5, deleted = $6 "
 		"WHERE ($4, $5) > (s.stamp, s.region COLLATE \"C\") "
