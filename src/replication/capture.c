@@ -413,7 +413,7 @@ DynReplicationStampAfter(DynTable *t, const DynKey *key, Jsonb *newjson, int32 s
 	}
 	s = stamp_floor(t, key, newjson == NULL, ws->stamp, ws->region);
 	if (newjson && s != ws->stamp)
-		DynStorageUpdateStamped(t, key, newjson, size, s, ws->region);
+		DynStorageUpdate(t, key, newjson, size, s, ws->region);
 	ws->stamp = ws->floor = s;
 }
 

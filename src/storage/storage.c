@@ -366,14 +366,14 @@ read_row(DynStoredItem *out)
 	}
 }
 
-/* Read an item. */
-bool
-DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
+/* Read an item with read plan which (read_only: no lock taken). */
+static bool
+get_row(DynTable *t, int which, bool read_only, const DynKey *key, DynStoredItem *out)
 {
 	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
 	int			ret;
 
-	ret = SPI_execute_plan(get_plan(t, lock ? PLAN_GET_LOCK : PLAN_GET), args, NULL, !lock, 1);
+	ret = SPI_execute_plan(get_plan(t, which), args, NULL, read_only, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
 	if (SPI_processed == 0)
@@ -382,23 +382,23 @@ DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
 	return true;
 }
 
+/* Read an item. */
+bool
+DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out)
+{
+	return get_row(t, lock ? PLAN_GET_LOCK : PLAN_GET, !lock, key, out);
+}
+
 /*
  * Read an item of a replicated table under a row lock, with its replication
- * stamp (out->stamped false: written before the table was replicated).
+ * stamp (out->stamped false: written before the table was replicated).  Not
+ * DynStorageGet's statement: a database not yet updated to 0.3 has no stamp
+ * column, and only a replicated table (0.3) reads it.
  */
 bool
 DynStorageGetStamped(DynTable *t, const DynKey *key, DynStoredItem *out)
 {
-	Datum		args[2] = {PointerGetDatum(key->pk), PointerGetDatum(key->sk)};
-	int			ret;
-
-	ret = SPI_execute_plan(get_plan(t, PLAN_GET_STAMPED), args, NULL, false, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "item read failed: %s", SPI_result_code_string(ret));
-	if (SPI_processed == 0)
-		return false;
-	read_row(out);
-	return true;
+	return get_row(t, PLAN_GET_STAMPED, false, key, out);
 }
 
 /* Lock an item's row and return its size (0 when there is no item), not reading the item. */
@@ -440,27 +440,15 @@ write_row(DynTable *t, int which, const DynKey *key, Jsonb *item, int32 size,
 	return SPI_processed;
 }
 
-/* Insert unless a row with the key exists. */
+/*
+ * Insert unless a row with the key exists; a replicated table's row stamped
+ * (stamp, region) (region NULL: not stamped).
+ */
 bool
-DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
+DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+				 TimestampTz stamp, const char *region)
 {
-	return write_row(t, PLAN_INSERT, key, item, size, 0, NULL) == 1;
-}
-
-/* Insert a replicated table's item stamped (stamp, region) unless a row with the key exists. */
-bool
-DynStorageInsertStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
-						TimestampTz stamp, const char *region)
-{
-	return write_row(t, PLAN_INSERT_STAMPED, key, item, size, stamp, region) == 1;
-}
-
-/* Replace a replicated table's item (its row locked by the caller's read), stamped (stamp, region). */
-void
-DynStorageUpdateStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
-						TimestampTz stamp, const char *region)
-{
-	write_row(t, PLAN_UPDATE_STAMPED, key, item, size, stamp, region);
+	return write_row(t, region ? PLAN_INSERT_STAMPED : PLAN_INSERT, key, item, size, stamp, region) == 1;
 }
 
 /*
@@ -508,11 +496,15 @@ DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynSt
 	return true;
 }
 
-/* Replace an existing row. */
+/*
+ * Replace an existing row; a replicated table's stamped (stamp, region)
+ * (region NULL: its stamp left as it is).
+ */
 void
-DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size)
+DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+				 TimestampTz stamp, const char *region)
 {
-	write_row(t, PLAN_UPDATE, key, item, size, 0, NULL);
+	write_row(t, region ? PLAN_UPDATE_STAMPED : PLAN_UPDATE, key, item, size, stamp, region);
 }
 
 /* Delete a row, returning it. */

@@ -59,26 +59,24 @@ extern bytea *DynEncodeKeyBytes(const DynValue *v, bool terminated);
 
 /* Read an item; lock = FOR UPDATE.  False if absent. */
 extern bool DynStorageGet(DynTable *t, const DynKey *key, bool lock, DynStoredItem *out);
-/* Insert unless present; false if a row with the key exists. */
-extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Insert unless present; false if a row with the key exists.  region: a replicated table's stamp (NULL: none). */
+extern bool DynStorageInsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+							 TimestampTz stamp, const char *region);
 /* Insert or replace. */
 extern void DynStorageUpsert(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
 /* Replace an existing row, returning the replaced one; false if there is none (or not yet visible). */
 extern bool DynStorageReplace(DynTable *t, const DynKey *key, Jsonb *item, int32 size, DynStoredItem *old);
 /*
  * A replicated table's rows carry the replication stamp and region of the
- * write that made them (docs/global-tables.md): a locked read with them, an
- * insert and an update setting them, a local write's replace.
+ * write that made them (docs/global-tables.md): a locked read with them, a
+ * local write's replace (DynStorageInsert and DynStorageUpdate set them).
  */
 extern bool DynStorageGetStamped(DynTable *t, const DynKey *key, DynStoredItem *out);
-extern bool DynStorageInsertStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
-									TimestampTz stamp, const char *region);
-extern void DynStorageUpdateStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
-									TimestampTz stamp, const char *region);
 extern bool DynStoragePutStamped(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
 								 TimestampTz *stamp, const char *region);
-/* Replace an existing row. */
-extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size);
+/* Replace an existing row.  region: a replicated table's stamp (NULL: left as it is). */
+extern void DynStorageUpdate(DynTable *t, const DynKey *key, Jsonb *item, int32 size,
+							 TimestampTz stamp, const char *region);
 /* Lock an item's row; its size, 0 when absent. */
 extern int32 DynStorageLockSize(DynTable *t, const DynKey *key);
 /* Delete; returns the old row when there was one. */

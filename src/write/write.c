@@ -276,12 +276,10 @@ modify(DynTable *t, const DynKey *key, DynWriteMutator fn, void *arg,
 		else
 		{
 			newjson = DynItemToJsonb(newitem);
-			if (exists && wc->stamping)
-				DynStorageUpdateStamped(t, key, newjson, res->newsize, ws.stamp, ws.region);
-			else if (exists)
-				DynStorageUpdate(t, key, newjson, res->newsize);
-			else if (wc->stamping ? !DynStorageInsertStamped(t, key, newjson, res->newsize, ws.stamp, ws.region) :
-					 !DynStorageInsert(t, key, newjson, res->newsize))
+			/* ws.region: set by the stamp of a table that stamps its rows, NULL otherwise */
+			if (exists)
+				DynStorageUpdate(t, key, newjson, res->newsize, ws.stamp, ws.region);
+			else if (!DynStorageInsert(t, key, newjson, res->newsize, ws.stamp, ws.region))
 			{
 				/* a concurrent writer inserted the item meanwhile: start over */
 				CHECK_FOR_INTERRUPTS();
@@ -370,7 +368,7 @@ put_with_history(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, Dy
 			DynHistoryCapture(t, key, old.item, old.size);
 			break;
 		}
-		if (DynStorageInsert(t, key, json, res->newsize))
+		if (DynStorageInsert(t, key, json, res->newsize, 0, NULL))
 		{
 			res->oldsize = 0;
 			DynHistoryCapture(t, key, NULL, 0);
@@ -399,7 +397,7 @@ put_stamped(DynTable *t, const DynKey *key, DynValue *item, Jsonb *json, int fla
 		(void) DynReplicationStampBefore(t, key, NULL, false, &ws);
 		if (DynStoragePutStamped(t, key, json, res->newsize, &ws.stamp, ws.region))
 			break;
-		if (DynStorageInsertStamped(t, key, json, res->newsize, ws.stamp, ws.region))
+		if (DynStorageInsert(t, key, json, res->newsize, ws.stamp, ws.region))
 		{
 			DynReplicationStampAfter(t, key, json, res->newsize, &ws);
 			break;
