@@ -5,11 +5,13 @@
  * (item NULL: absent), or its current storage row when it has none.  A whole
  * table at T is one statement (one snapshot):
  *
- *   - the history keys are visited by a skip scan (a recursive query: the
- *     first key, then repeatedly the first key after the previous one), and
- *     each key's version at T is one probe of (pk, sk, valid_to > T): the
- *     cost per key does not grow with the length of its history, and only
- *     the keys changed after T give a row (v);
+ *   - the keys changed after T, each with its version at T (v), come from
+ *     the history rows ending after T when they are few (through the BRIN
+ *     index on valid_to, sorted by key), or else from a skip scan of the
+ *     history's keys (a recursive query: the first key, then repeatedly the
+ *     first key after the previous one) with one probe of (pk, sk,
+ *     valid_to > T) per key, a cost that does not grow with the length of
+ *     a key's history;
  *   - the items are v's items, plus the storage rows whose key is not in v
  *     (a hash anti-join on v, which holds one row per key changed since T).
  *
@@ -36,9 +38,17 @@
 
 /*
  * The items of storage relation %1$s with history %2$s at $1: pk, sk, size,
- * item (see the file comment).
+ * item (see the file comment).  v, each key changed after $1 with its
+ * version at $1, is found one of two ways: AT_KEYS_SKIP visits every key of
+ * the history (its cost follows the keys, however many times each changed);
+ * AT_KEYS_RANGE reads the rows ending after $1 through the BRIN index on
+ * valid_to and sorts them (its cost follows the changes since $1: next to
+ * nothing for a time of a few minutes ago, an export's usual ExportTime,
+ * where the skip scan took seconds of CPU for millions of keys before the
+ * first item, time an export cannot pace for the table's writers).
+ * at_sql picks one.
  */
-#define AT_SQL \
+#define AT_KEYS_SKIP \
 	"WITH RECURSIVE keys(pk, sk) AS ( " \
 	"  (SELECT h.pk, h.sk FROM %2$s h ORDER BY h.pk, h.sk, h.valid_to LIMIT 1) " \
 	"  UNION ALL " \
@@ -48,11 +58,43 @@
 	"v AS MATERIALIZED ( " \
 	"  SELECT k.pk, k.sk, f.size, f.item FROM keys k CROSS JOIN LATERAL " \
 	"    (SELECT h.size, h.item FROM %2$s h WHERE h.pk = k.pk AND h.sk = k.sk AND h.valid_to > $1 " \
-	"     ORDER BY h.valid_to LIMIT 1) f) " \
+	"     ORDER BY h.valid_to LIMIT 1) f) "
+#define AT_KEYS_RANGE \
+	"WITH v AS MATERIALIZED ( " \
+	"  SELECT DISTINCT ON (h.pk, h.sk) h.pk, h.sk, h.size, h.item FROM %2$s h WHERE h.valid_to > $1 " \
+	"  ORDER BY h.pk, h.sk, h.valid_to) "
+#define AT_ITEMS \
 	"SELECT s.pk, s.sk, s.size, s.item FROM %1$s s " \
 	"  WHERE NOT EXISTS (SELECT 1 FROM v WHERE v.pk = s.pk AND v.sk = s.sk) " \
 	"UNION ALL " \
 	"SELECT v.pk, v.sk, v.size, v.item FROM v WHERE v.item IS NOT NULL"
+
+/*
+ * The history rows ending after $1 are few enough to read them all: fewer
+ * than a sixteenth of the history's rows (at most that many are counted).
+ * Reading rows costs about a quarter of a skip-scan step, so where each key
+ * changed many times the range costs at most a few times the skip scan, and
+ * where most keys changed once (or the time is recent) far less.
+ */
+#define AT_RANGE_CHECK \
+	"SELECT (SELECT count(*) FROM (SELECT 1 FROM %1$s h WHERE h.valid_to > $1 LIMIT l) x) < l " \
+	"FROM (SELECT greatest(c.reltuples / 16, 10000)::bigint AS l FROM pg_class c WHERE c.oid = '%1$s'::regclass) p"
+
+/* The statement of the items at `at` of storage relation storage with history history. */
+static char *
+at_sql(const char *storage, const char *history, TimestampTz at)
+{
+	Oid			types[1] = {TIMESTAMPTZOID};
+	Datum		args[1] = {TimestampTzGetDatum(at)};
+	bool		isnull;
+	bool		range;
+
+	if (SPI_execute_with_args(psprintf(AT_RANGE_CHECK, history), 1, types, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not count the changes of %s", history);
+	range = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return psprintf(range ? AT_KEYS_RANGE AT_ITEMS : AT_KEYS_SKIP AT_ITEMS, storage, history);
+}
 
 /*
  * Each key of history %2$s changed in ($1, $2]: its state at $1 (the row
@@ -96,7 +138,7 @@ DynHistoryRestoreInto(const char *storage, const char *history, TimestampTz at, 
 
 	check_settled(at);
 	/* read_only = false: a snapshot taken now, after the horizon */
-	if (SPI_execute_with_args(psprintf("INSERT INTO %3$s (pk, sk, size, item) " AT_SQL, storage, history, target),
+	if (SPI_execute_with_args(psprintf("INSERT INTO %s (pk, sk, size, item) %s", target, at_sql(storage, history, at)),
 							  1, types, args, NULL, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not restore the items of %s", storage);
 	return (int64) SPI_processed;
@@ -146,7 +188,7 @@ typedef struct ScanArg
 	void	   *arg;
 } ScanArg;
 
-/* A row of AT_SQL to the item callback. */
+/* A row of the items at a time (at_sql) to the item callback. */
 static void
 at_row(HeapTuple tup, TupleDesc td, void *arg)
 {
@@ -172,7 +214,7 @@ DynHistoryScanAt(DynTable *t, TimestampTz at, DynHistoryItemFn fn, void *arg)
 		elog(ERROR, "table %s has no point-in-time recovery", t->name);
 	check_settled(at);
 	DynSecurityBeginInternal(&sec);
-	scan_cursor(psprintf(AT_SQL, t->storage, DynHistoryRelation(t->num)), 1, args, at_row, &a);
+	scan_cursor(at_sql(t->storage, DynHistoryRelation(t->num), at), 1, args, at_row, &a);
 	DynSecurityEndInternal(&sec);
 }
 
