@@ -23,9 +23,9 @@
 
 #include <sched.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <zlib.h>
 
+#include "access/transam.h"
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "storage/latch.h"
+#include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
@@ -57,9 +58,10 @@
 #define EXPORT_CHUNK (256 * 1024)
 /* progress is reported every this many items */
 #define EXPORT_PROGRESS_EVERY 10000
-/* the job looks for writers (pace_for_writers) every this many items, after this much CPU time (µs) */
+/* the job looks for writers (pace_for_writers) every this many items, after this much time (µs) */
 #define EXPORT_PACE_EVERY 64
 #define EXPORT_SLICE_US 10000
+#define EXPORT_SLICE_MAX_US (4 * EXPORT_SLICE_US)
 /* WAL bytes of other processes in a slice below which they do not count as writers */
 #define EXPORT_WAL_NOISE 1024
 
@@ -120,9 +122,10 @@ typedef struct ExportState
 	int			files;
 	MemoryContext cxt;			/* the run's: the scan calls back in short-lived contexts */
 	/* pace_for_writers: the current slice of work */
-	int64		slice_cpu;		/* the job's CPU time (µs) at its start */
-	XLogRecPtr	slice_wal;		/* the server's WAL insert position at its start */
+	TimestampTz slice_start;	/* when it started */
+	XLogRecPtr	slice_wal;		/* the server's WAL insert position then */
 	int64		slice_own_wal;	/* this process's WAL bytes (pgWalUsage) then */
+	FullTransactionId slice_xid;	/* the next transaction id then */
 	int64		paused_us;		/* time given to writers */
 } ExportState;
 
@@ -222,8 +225,11 @@ datafile_cleanup(void *arg)
 	if (f->z_open)
 		deflateEnd(&f->z);
 	f->z_open = false;
-	if (f->md5)
-		pg_cryptohash_free(f->md5);
+	/*
+	 * Not f->md5: the transaction's resource owner frees it when the
+	 * transaction ends, before this callback runs on an abort (a second
+	 * free crashed the server when a job was terminated mid-export).
+	 */
 	f->md5 = NULL;
 }
 
@@ -317,60 +323,75 @@ file_close(ExportState *st)
 	st->file = NULL;
 }
 
-/* The CPU time of this process (its only thread), µs. */
-static int64
-cpu_us(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
-		return 0;
-	return (int64) ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* Start a slice of work (pace_for_writers). */
 static void
 slice_begin(ExportState *st)
 {
-	st->slice_cpu = cpu_us();
+	st->slice_start = GetCurrentTimestamp();
 	st->slice_wal = GetXLogInsertRecPtr();
 	st->slice_own_wal = pgWalUsage.wal_bytes;
+	st->slice_xid = ReadNextFullTransactionId();
 }
 
 /*
- * Give the CPU back to the table's writers: after each slice of
- * EXPORT_SLICE_US of CPU time during which other processes wrote WAL, pause
+ * Did other sessions write during the slice?  They wrote WAL (beyond the
+ * page headers of the job's own: hint bits' full-page images) and took
+ * transaction ids, or one of them holds one now (a long transaction
+ * writing).  Autovacuum, checkpoints and hint bits write WAL without a
+ * transaction id: a server with nothing but those has no writers.
+ */
+static bool
+others_wrote(ExportState *st)
+{
+	int64		own = pgWalUsage.wal_bytes - st->slice_own_wal;
+	int64		others = (int64) (GetXLogInsertRecPtr() - st->slice_wal) - own - own / 64;
+	FullTransactionId next;
+
+	if (others <= EXPORT_WAL_NOISE)
+		return false;
+	next = ReadNextFullTransactionId();
+	return !FullTransactionIdEquals(next, st->slice_xid) ||
+		GetOldestActiveTransactionId() != XidFromFullTransactionId(next);
+}
+
+/*
+ * Give the CPUs back to the table's writers: after each slice of
+ * EXPORT_SLICE_US during which other sessions wrote, pause
  * dynindex.export_yield percent of the time (50: as long as the slice; 80,
  * the default: four times as long).  SCHED_IDLE alone does not protect
  * them on a small machine: a process that is always runnable, even in the
  * idle class, costs 2 PutItem clients a third of their throughput or more
  * on the 2-core development VM (a bare busy loop as much as the export;
- * bench/README.md, "Writers during an export").
- * Without writers (no WAL but the job's own: hint bits' full-page images)
- * the job never pauses, so an export on an idle server is as fast as before.
+ * bench/README.md, "Writers during an export").  The slices are wall time:
+ * what the writers lose follows the time the job runs or waits to, not the
+ * CPU it gets (little, under SCHED_IDLE, while they are busy).
+ * Without writers the job never pauses, so an export on an idle server is
+ * as fast as before.
  */
 static void
 pace_for_writers(ExportState *st)
 {
-	int64		worked = cpu_us() - st->slice_cpu;
-	int64		own;
-	int64		others;
+	TimestampTz now = GetCurrentTimestamp();
+	int64		worked = now - st->slice_start;
 
 	if (worked < EXPORT_SLICE_US)
 		return;
-	own = pgWalUsage.wal_bytes - st->slice_own_wal;
-	/* the insert position also counts page headers: 1/64 of its own is more than enough */
-	others = (int64) (GetXLogInsertRecPtr() - st->slice_wal) - own - own / 64;
-	if (dynindex_export_yield > 0 && others > EXPORT_WAL_NOISE)
+	/* a slice stretched by a long step (the scan's start, a stopped process) pauses as a few slices */
+	worked = Min(worked, EXPORT_SLICE_MAX_US);
+	if (dynindex_export_yield > 0 && others_wrote(st))
 	{
-		int64		pause = worked * dynindex_export_yield / (100 - dynindex_export_yield);
-		TimestampTz now = GetCurrentTimestamp();
+		TimestampTz until = now + worked * dynindex_export_yield / (100 - dynindex_export_yield);
+		TimestampTz t;
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 Max(pause / 1000, 1), PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
-		CHECK_FOR_INTERRUPTS();
-		st->paused_us += GetCurrentTimestamp() - now;
+		/* the whole pause: the latch is also set by signals that are not for the job */
+		while ((t = GetCurrentTimestamp()) < until)
+		{
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+							 Max((until - t) / 1000, 1), PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+		}
+		st->paused_us += t - now;
 	}
 	slice_begin(st);
 }
@@ -409,16 +430,6 @@ line_done(ExportState *st, int64 raw)
 }
 
 /* ---------------------------------------------------------------- encoders */
-
-/* Append an item as DynamoDB JSON (U+0000 restored as \u0000). */
-void
-DynExportJsonItem(StringInfo out, Jsonb *item)
-{
-	char	   *text = JsonbToCString(NULL, &item->root, VARSIZE(item));
-
-	appendStringInfoString(out, DynNulJsonTextOut(text));
-	pfree(text);
-}
 
 /* Append an item in the export's format (the value of "Item", "NewImage", ...). */
 static void

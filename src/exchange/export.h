@@ -1,7 +1,7 @@
 /*
  * export.h — table exports in DynamoDB's layout and formats
  * (docs/import-export.md, "Export"): the background job that writes an
- * export (export.c) and the item encoders (export.c: DynamoDB JSON,
+ * export (export.c) and the item encoders (json_write.c: DynamoDB JSON,
  * ion_write.c: Amazon Ion text).
  *
  * An export is a row of dynindex.exports (export_id = its job's id in
@@ -38,7 +38,10 @@ extern int	dynindex_export_file_size_mb;
 extern void DynExportRun(int64 id);
 /* Mark export job id FAILED with a failure message ("<S3Code>: <text>" gives FailureCode S3Code). */
 extern void DynExportFail(int64 id, const char *message);
-/* Append an item (a map of AttributeValues) as DynamoDB JSON text (U+0000 restored). */
+
+/* ---- json_write.c ---- */
+
+/* Append an item (a map of AttributeValues) as compact DynamoDB JSON text (U+0000 restored). */
 extern void DynExportJsonItem(StringInfo out, Jsonb *item);
 
 /* ---- ion_write.c ---- */

@@ -8,7 +8,8 @@
 # multipart upload; the store's errors fail the export with a clean
 # FailureCode; the job's process runs under SCHED_IDLE (or at
 # dynindex.export_nice with dynindex.export_sched_idle off), and pauses while
-# another session writes (dynindex.export_yield); kill -9 of the postmaster mid-export: after the restart the
+# another session writes (dynindex.export_yield); its process terminated mid-export exits
+# cleanly and the job runs again; kill -9 of the postmaster mid-export: after the restart the
 # job runs again and completes, its data/ holding exactly the manifest's
 # files.
 use strict;
@@ -296,6 +297,36 @@ SKIP:
 		cmp_ok($paused // 0, '>', 0, 'the job paused while the other session wrote');
 	}
 	$node->safe_psql('postgres', 'DROP TABLE churn; ALTER SYSTEM RESET dynindex.export_yield; SELECT pg_reload_conf();');
+}
+
+# ---- the job's process terminated mid-export (what a fast shutdown or pg_terminate_backend
+# sends, here with a data file open): it exits cleanly — it used to free the file's MD5 state a
+# second time and crash the server — and the job runs again and completes
+{
+	DynS3::fault($s3, 'slow-uploads');
+	my $tarn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'terminated')});
+	my $writing = 0;
+	for (my $i = 0; $i < 400 && !$writing; $i++)
+	{
+		$writing = grep { m{^PUT /dynexports/terminated/AWSDynamoDB/\S+/data/} } DynS3::requests($s3);
+		usleep(25_000);
+	}
+	ok($writing, 'the export is writing a data file');
+	my $log_pos = -s $node->logfile;
+	is($node->safe_psql('postgres', q{SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
+		WHERE backend_type = 'dynindex job' AND query LIKE 'export %'}), '1', 'its process is terminated');
+	DynS3::fault($s3, 'none');
+	my $st = '';
+	for (my $i = 0; $i < 600; $i++)
+	{
+		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$tarn'});
+		last if $st !~ /^IN_PROGRESS/;
+		usleep(100_000);
+	}
+	my $log = substr(slurp_file($node->logfile), $log_pos);
+	like($log, qr/terminating background worker "dynindex job" due to administrator command/, 'the job exited on the signal');
+	unlike($log, qr/terminated by signal|server processes terminated/, 'no crash, no restart of the server');
+	is($st, 'COMPLETED 2500', 'the job ran again and the export completed');
 }
 
 # ---- kill -9 of the postmaster mid-export: the job runs again after the restart
