@@ -60,6 +60,8 @@ copy_once() {
 	echo "$t1 - $t0" | bc -l
 }
 # one export, timed from the request to COMPLETED; the job's peak memory sampled meanwhile
+# (QUIET=1: only the status, every 0.5 s — while writers are measured, the 20 checks a second
+#  with their psql processes and backends would take the writers' CPU themselves)
 export_once() {   # prefix -> seconds (VmHWM and the peak RssAnon in kB in $DIR/hwm, $DIR/anon)
 	local arn t0 t1 st pid hwm=0 h anon=0 a
 	t0=$(now)
@@ -67,6 +69,7 @@ export_once() {   # prefix -> seconds (VmHWM and the peak RssAnon in kB in $DIR/
 	while :; do
 		st=$(q "SELECT status FROM dynindex.exports WHERE export_arn = '$arn'")
 		[ "$st" != IN_PROGRESS ] && break
+		if [ "${QUIET:-0}" = 1 ]; then sleep 0.5; continue; fi
 		pid=$(q "SELECT pid FROM pg_stat_activity WHERE query LIKE 'export %: % items' LIMIT 1" || true)
 		if [ -n "$pid" ] && [ -r "/proc/$pid/status" ]; then
 			h=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
@@ -112,7 +115,7 @@ alone=0; during=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	settle
 	a=$(pgb "$@")
-	( for i in 1 2 3 4 5 6 7 8 9 10; do export_once "during$r-$i" >/dev/null || break; done ) &
+	( for i in 1 2 3 4 5 6 7 8 9 10; do QUIET=1 export_once "during$r-$i" >/dev/null || break; done ) &
 	bg=$!
 	sleep 1
 	d=$(pgb "$@")

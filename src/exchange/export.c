@@ -68,7 +68,7 @@
 int			dynindex_export_nice = 10;
 bool		dynindex_export_sched_idle = true;
 int			dynindex_export_file_size_mb = 1024;
-int			dynindex_export_yield = 80;
+int			dynindex_export_yield = 90;
 
 /* What the job reads of its row of dynindex.exports. */
 typedef struct ExportJob
@@ -357,8 +357,8 @@ others_wrote(ExportState *st)
 /*
  * Give the CPUs back to the table's writers: after each slice of
  * EXPORT_SLICE_US during which other sessions wrote, pause
- * dynindex.export_yield percent of the time (50: as long as the slice; 80,
- * the default: four times as long).  SCHED_IDLE alone does not protect
+ * dynindex.export_yield percent of the time (50: as long as the slice; 90,
+ * the default: nine times as long).  SCHED_IDLE alone does not protect
  * them on a small machine: a process that is always runnable, even in the
  * idle class, costs 2 PutItem clients a third of their throughput or more
  * on the 2-core development VM (a bare busy loop as much as the export;

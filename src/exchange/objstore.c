@@ -52,8 +52,8 @@ DynObjStoreDefineSettings(void)
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex.export_yield",
 							"Percent of its time an export job pauses while other sessions write (0: never).",
-							"While the server writes WAL not its own, the job pauses after each 10 ms of work for this share of the time (50: as long as it worked), leaving the CPU to the writers; without writers it never pauses.",
-							&dynindex_export_yield, 80, 0, 90,
+							"While other sessions write (WAL not the job's own, from transactions), the job pauses after each 10 ms of work for this share of the time (50: as long as it worked, 90: nine times as long), leaving the CPUs to the writers; without writers it never pauses.",
+							&dynindex_export_yield, 90, 0, 99,
 							PGC_SIGHUP, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("dynindex.export_file_size",
 							"Uncompressed size of an export's data file after which the next one is started.",
