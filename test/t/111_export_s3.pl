@@ -299,6 +299,35 @@ SKIP:
 	$node->safe_psql('postgres', 'DROP TABLE churn; ALTER SYSTEM RESET dynindex.export_yield; SELECT pg_reload_conf();');
 }
 
+# ---- WAL without transactions (what autovacuum, checkpoints and hint bits write) is not a
+# writer: a session emitting non-transactional WAL messages in a loop does not make it pause
+{
+	my ($out, $err) = ('', '');
+	my $noise = IPC::Run::start(
+		[ 'psql', '-XAtq', '-d', $node->connstr('postgres'), '-c',
+		  q{DO $$BEGIN FOR i IN 1 .. 100000000 LOOP PERFORM pg_logical_emit_message(false, 'noise', repeat('x', 2000)); END LOOP; END$$} ],
+		'<', \undef, '>', \$out, '2>', \$err);
+	$node->poll_query_until('postgres', q{SELECT count(*) > 0 FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN 1 .. 100000000%'})
+	  or die 'the WAL source did not start';
+	my $wal0 = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
+	my $log_pos = -s $node->logfile;
+	my $narn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'nowriters')});
+	my $st = '';
+	for (my $i = 0; $i < 1200; $i++)
+	{
+		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$narn'});
+		last if $st !~ /^IN_PROGRESS/;
+		usleep(100_000);
+	}
+	my $wal = $node->safe_psql('postgres', qq{SELECT pg_current_wal_insert_lsn() - '$wal0'::pg_lsn});
+	$node->safe_psql('postgres', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN 1 .. 100000000%'});
+	$noise->finish;
+	is($st, 'COMPLETED 2500', 'an export while another session writes WAL without transactions: COMPLETED');
+	cmp_ok($wal, '>', 1_000_000, 'that session wrote WAL meanwhile');
+	like(substr(slurp_file($node->logfile), $log_pos), qr/export \d+: 2500 items in \d+ files, 0\.000 s paused for writers/,
+		'the job did not pause for it');
+}
+
 # ---- the job's process terminated mid-export (what a fast shutdown or pg_terminate_backend
 # sends, here with a data file open): it exits cleanly — it used to free the file's MD5 state a
 # second time and crash the server — and the job runs again and completes
