@@ -8,7 +8,8 @@
 # multipart upload; the store's errors fail the export with a clean
 # FailureCode; the job's process runs under SCHED_IDLE (or at
 # dynindex.export_nice with dynindex.export_sched_idle off), and pauses while
-# another session writes (dynindex.export_yield); its process terminated mid-export exits
+# another session writes (dynindex.export_yield), not while one writes WAL without
+# transactions; its process terminated mid-export exits
 # cleanly and the job runs again; kill -9 of the postmaster mid-export: after the restart the
 # job runs again and completes, its data/ holding exactly the manifest's
 # files.
