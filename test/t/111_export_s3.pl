@@ -195,6 +195,21 @@ $sum4 += $_->{itemCount} for @f4;
 is($sum4, 2500, 'their itemCounts add up to the items');
 $node->safe_psql('postgres', q{ALTER SYSTEM RESET dynindex.export_file_size; SELECT pg_reload_conf()});
 
+# An export's row (the SQL expression $what over dynindex.exports, starting with its status)
+# once it is no longer IN_PROGRESS: polled every 0.1 s, at most $tries times.
+sub export_final
+{
+	my ($arn, $what, $tries) = @_;
+	my $st = '';
+	for (my $i = 0; $i < $tries; $i++)
+	{
+		$st = $node->safe_psql('postgres', qq{SELECT $what FROM dynindex.exports WHERE export_arn = '$arn'});
+		last if $st !~ /^IN_PROGRESS/;
+		usleep(100_000);
+	}
+	return $st;
+}
+
 # ---- the store's errors fail the export cleanly
 sub export_status
 {
@@ -251,13 +266,7 @@ SKIP:
 		$node->safe_psql('postgres', "ALTER SYSTEM SET dynindex.export_sched_idle = $setting; SELECT pg_reload_conf();");
 		my $sarn = $node->safe_psql('postgres', qq{SELECT dynindex.export_table('Big', 'dynexports', 'sched-$setting')});
 		is(join(' ', job_sched($sarn)), $want, "export_sched_idle = $setting: the job runs at $what");
-		my $st = '';
-		for (my $i = 0; $i < 600; $i++)
-		{
-			$st = $node->safe_psql('postgres', qq{SELECT status FROM dynindex.exports WHERE export_arn = '$sarn'});
-			last if $st ne 'IN_PROGRESS';
-			usleep(100_000);
-		}
+		my $st = export_final($sarn, 'status', 600);
 		is($st, 'COMPLETED', "export_sched_idle = $setting: the export completed");
 	}
 	DynS3::fault($s3, 'none');
@@ -279,13 +288,7 @@ SKIP:
 	  or die 'the writer did not start';
 	my $log_pos = -s $node->logfile;
 	my $yarn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'yield')});
-	my $st = '';
-	for (my $i = 0; $i < 1200; $i++)
-	{
-		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$yarn'});
-		last if $st !~ /^IN_PROGRESS/;
-		usleep(100_000);
-	}
+	my $st = export_final($yarn, q{status || ' ' || coalesce(item_count::text, '')}, 1200);
 	my $writing = $node->safe_psql('postgres', q{SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN%' AND state = 'active'});
 	$node->safe_psql('postgres', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN%'});
 	$writer->finish;
@@ -313,13 +316,7 @@ SKIP:
 	my $wal0 = $node->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
 	my $log_pos = -s $node->logfile;
 	my $narn = $node->safe_psql('postgres', q{SELECT dynindex.export_table('Big', 'dynexports', 'nowriters')});
-	my $st = '';
-	for (my $i = 0; $i < 1200; $i++)
-	{
-		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$narn'});
-		last if $st !~ /^IN_PROGRESS/;
-		usleep(100_000);
-	}
+	my $st = export_final($narn, q{status || ' ' || coalesce(item_count::text, '')}, 1200);
 	my $wal = $node->safe_psql('postgres', qq{SELECT pg_current_wal_insert_lsn() - '$wal0'::pg_lsn});
 	$node->safe_psql('postgres', q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE query LIKE 'DO $$BEGIN FOR i IN 1 .. 100000000%'});
 	$noise->finish;
@@ -346,13 +343,7 @@ SKIP:
 	is($node->safe_psql('postgres', q{SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity
 		WHERE backend_type = 'dynindex job' AND query LIKE 'export %'}), '1', 'its process is terminated');
 	DynS3::fault($s3, 'none');
-	my $st = '';
-	for (my $i = 0; $i < 600; $i++)
-	{
-		$st = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') FROM dynindex.exports WHERE export_arn = '$tarn'});
-		last if $st !~ /^IN_PROGRESS/;
-		usleep(100_000);
-	}
+	my $st = export_final($tarn, q{status || ' ' || coalesce(item_count::text, '')}, 600);
 	my $log = substr(slurp_file($node->logfile), $log_pos);
 	like($log, qr/terminating background worker "dynindex job" due to administrator command/, 'the job exited on the signal');
 	unlike($log, qr/terminated by signal|server processes terminated/, 'no crash, no restart of the server');
@@ -374,14 +365,7 @@ usleep(500_000);
 ok(DynCrash::crash_node($node), 'kill -9 of the postmaster and its children');
 DynS3::fault($s3, 'none');
 $node->start;
-my $status = '';
-for (my $i = 0; $i < 600; $i++)
-{
-	$status = $node->safe_psql('postgres', qq{SELECT status || ' ' || coalesce(item_count::text, '') || ' ' ||
-		coalesce(failure_code, '') FROM dynindex.exports WHERE export_arn = '$arn'});
-	last if $status !~ /^IN_PROGRESS/;
-	usleep(100_000);
-}
+my $status = export_final($arn, q{status || ' ' || coalesce(item_count::text, '') || ' ' || coalesce(failure_code, '')}, 600);
 is($status, 'COMPLETED 2500 ', 'after the restart the export completed');
 my $crash_summary = eval { decode_json(object($node->safe_psql('postgres',
 	qq{SELECT export_manifest FROM dynindex.exports WHERE export_arn = '$arn'})) // '{}') } // {};
