@@ -163,12 +163,28 @@ CREATE TABLE dynindex.imports (
     error_count      bigint NOT NULL DEFAULT 0,
     files_total      int,
     files_done       int NOT NULL DEFAULT 0,
-    file_records     bigint NOT NULL DEFAULT 0,
-    -- the bulk load's dropped btrees, [[relation, statement], ...], built at the end
-    deferred_indexes jsonb
+    file_records     bigint NOT NULL DEFAULT 0
 );
 CREATE INDEX ON dynindex.imports (client_token);
-COMMENT ON TABLE dynindex.imports IS 'ImportTable jobs: request, status, counts and resume position (internal; see dynindex.import_status).';
+COMMENT ON TABLE dynindex.imports IS 'ImportTable jobs: request, status, counts (internal; see dynindex.import_status).';
+
+-- The work of an import (src/exchange/import.c): its objects, in listing order,
+-- then the btrees the bulk load dropped, to build after it, then the primary
+-- keys to attach to the unique btrees built.  Two processes of the job take
+-- tasks at once (FOR UPDATE SKIP LOCKED), a task of one kind only when the
+-- tasks of the kinds before it are done; done_by is the transaction that did
+-- one (for an object, the xmin of the rows it loaded), NULL until then: the
+-- resume position after a crash.
+CREATE TABLE dynindex.import_tasks (
+    import_id   bigint NOT NULL REFERENCES dynindex.imports ON DELETE CASCADE,
+    task_no     int NOT NULL,
+    kind        text NOT NULL CHECK (kind IN ('object', 'index', 'constraint')),
+    target      text NOT NULL,
+    statement   text,
+    done_by     xid,
+    PRIMARY KEY (import_id, task_no)
+);
+COMMENT ON TABLE dynindex.import_tasks IS 'The objects and deferred btrees of each import, and which are done (internal).';
 
 -- The import error log (DynamoDB writes it to CloudWatch Logs): one row per
 -- item-level error, naming the object, the record and the error, never the item.

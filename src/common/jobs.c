@@ -32,6 +32,16 @@ DynJobLaunch(Oid dboid, int64 job_id)
 	return DynStartDatabaseWorker(DYN_JOB_MAIN, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
 }
 
+/* Start an import's second process (no slot free: the job does without it). */
+bool
+DynJobLaunchHelper(Oid dboid, int64 job_id)
+{
+	char		name[BGW_MAXLEN];
+
+	snprintf(name, sizeof(name), "dynindex job %lld helper", (long long) job_id);
+	return DynStartDatabaseWorker(DYN_IMPORT_HELPER_MAIN, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
+}
+
 /* At commit, start the processes of the jobs the transaction recorded. */
 static void
 jobs_xact_callback(XactEvent event, void *arg)

@@ -16,6 +16,9 @@
 /* bgw_function_name of a job's process (src/worker/jobs.c). */
 #define DYN_JOB_MAIN "dynindex_job_main"
 
+/* bgw_function_name of an import's second process (src/worker/jobs.c). */
+#define DYN_IMPORT_HELPER_MAIN "dynindex_import_helper_main"
+
 /*
  * Record a job of a kind ("import", "export") in dynindex.jobs and return its
  * id; its process is registered when the current transaction commits (not at
@@ -27,5 +30,7 @@ extern int64 DynJobSubmit(const char *kind);
 extern bool DynJobsCatalogPresent(void);
 /* Start a job's process now (outside any transaction state concerns); false if no slot was free. */
 extern bool DynJobLaunch(Oid dboid, int64 job_id);
+/* Start a second process for an import job (it shares the job's tasks); false if no slot was free. */
+extern bool DynJobLaunchHelper(Oid dboid, int64 job_id);
 
 #endif

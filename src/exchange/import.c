@@ -4,13 +4,19 @@
  * check each record as a PutItem's item is checked, load the items into the
  * new table, build its secondary indexes in bulk, and make it ACTIVE.
  *
- * Transactions: one per object (its items, its error records and the import's
- * counts and position commit together), then one that builds the indexes
- * (DynIndexesBuildFrom), turns the table ACTIVE and the import COMPLETED.  A
- * crash mid-object loses that object's uncommitted part only; the job's next
- * process resumes at the first object not done.  The table is CREATING
- * (invisible to item operations, catalog.c) until the last transaction, so it
- * is never ACTIVE half-filled.  A failed import drops the table it created.
+ * Transactions: the first records the import's tasks (its objects, listed
+ * once, then on the bulk path the btrees it drops for the load:
+ * dynindex.import_tasks); each task then has one of its own (an object's
+ * items, error records and counts commit together with the task marked
+ * done; a btree is built and marked done); the last turns the table ACTIVE
+ * and the import COMPLETED (after the INSERT path, it first builds the
+ * secondary indexes).  On the bulk path the job's process and a helper
+ * process (DynImportHelp) take the tasks at once, two objects then two
+ * btrees at a time.  A crash mid-task loses that task's uncommitted part
+ * only; the job's next process resumes with the tasks not done.  The table
+ * is CREATING (invisible to item operations, catalog.c) until the last
+ * transaction, so it is never ACTIVE half-filled.  A failed import drops
+ * the table it created.
  *
  * Rules (DynamoDB's "Import format quotas and validation"): an item-level
  * error is counted (ErrorCount), logged without item content
@@ -30,6 +36,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "storage/latch.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/memutils.h"
@@ -39,6 +46,7 @@
 
 #include "catalog/dyn_catalog.h"
 #include "common/errors.h"
+#include "common/jobs.h"
 #include "common/json.h"
 #include "exchange/import.h"
 #include "exchange/objstore.h"
@@ -621,18 +629,24 @@ gsi_from_table(DynTable *t, DynIndex *idx)
 		elog(ERROR, "could not build a global secondary index");
 }
 
+/* Index builds sort within this much memory each, spilling to disk beyond it: memory stays flat. */
+static void
+set_build_memory(void)
+{
+	if (SPI_execute("SET LOCAL maintenance_work_mem = '64MB'", false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not set maintenance_work_mem");
+}
+
 /*
- * Build the new table's indexes.  After the bulk load (import_bulk.c): every
- * btree of the table and its GSIs, dropped during the load, built again by
- * CREATE INDEX (sorts within maintenance_work_mem, spilling to disk: memory
- * stays flat).  After the INSERT path: one INSERT ... SELECT per GSI from
- * the table's storage into its storage with its btrees dropped, then the
- * btrees built.  A table with LSIs (an ImportTable request has none:
- * TableCreationParameters has no LocalSecondaryIndexes) goes through
+ * Build the new table's secondary indexes after the INSERT path (the bulk
+ * path builds its btrees as tasks, import_bulk.c): one INSERT ... SELECT per
+ * GSI from the table's storage into its storage with its btrees dropped,
+ * then the btrees built.  A table with LSIs (an ImportTable request has
+ * none: TableCreationParameters has no LocalSecondaryIndexes) goes through
  * DynIndexesBuildFrom.
  */
 static void
-build_indexes(int64 import_id, DynTable *t)
+build_indexes(DynTable *t)
 {
 	for (int i = 0; i < t->nindexes; i++)
 		if (!t->indexes[i].is_global)
@@ -640,10 +654,7 @@ build_indexes(int64 import_id, DynTable *t)
 			DynIndexesBuildFrom(t, t->storage);
 			return;
 		}
-	if (SPI_execute("SET LOCAL maintenance_work_mem = '64MB'", false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "could not set maintenance_work_mem");
-	if (DynImportBulkFinish(import_id, t, gsi_from_table))
-		return;
+	set_build_memory();
 	for (int i = 0; i < t->nindexes; i++)
 		insert_without_indexes(t->indexes[i].storage, gsi_insert_sql(t, &t->indexes[i]));
 }
@@ -761,9 +772,12 @@ job_settings(ImportJob *job, DynTable *t)
 	}
 }
 
-/* Read the import's row: false when it is not IN_PROGRESS (nothing to do). */
+/*
+ * Read the import's row (locked when lock: the first and last steps of the
+ * job): false when it is not IN_PROGRESS (nothing to do).
+ */
 static bool
-read_import(ImportJob *job, int *files_done)
+read_import(ImportJob *job, bool lock)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(job->id)};
@@ -771,8 +785,8 @@ read_import(ImportJob *job, int *files_done)
 	HeapTuple	tup;
 	TupleDesc	desc;
 
-	if (SPI_execute_with_args("SELECT import_arn, table_name, request, status, files_done "
-							  "FROM dynindex.imports WHERE import_id = $1 FOR UPDATE",
+	if (SPI_execute_with_args(psprintf("SELECT import_arn, table_name, request, status "
+									   "FROM dynindex.imports WHERE import_id = $1%s", lock ? " FOR UPDATE" : ""),
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read import %lld", (long long) job->id);
 	if (SPI_processed == 0)
@@ -789,7 +803,6 @@ read_import(ImportJob *job, int *files_done)
 		job->request = MemoryContextAlloc(TopMemoryContext, VARSIZE(jb));
 		memcpy(job->request, jb, VARSIZE(jb));
 	}
-	*files_done = DatumGetInt32(SPI_getbinval(tup, desc, 5, &isnull));
 	return true;
 }
 
@@ -821,111 +834,269 @@ process_cpu_seconds(void)
 	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
-/* Run an import (the job runner calls it in the job's process). */
-void
-DynImportRun(int64 id)
+/* ---------------------------------------------------------------- tasks */
+
+/*
+ * The import's work is a list of tasks (dynindex.import_tasks): its objects,
+ * then (bulk path) the btrees to build.  The job's process and a helper
+ * process (DynImportHelp) take them one at a time, each in a transaction of
+ * its own that marks it done, so the objects load two at a time and the
+ * btrees build two at a time; a task's row stays locked while it runs, and a
+ * crash leaves it not done for the next process.
+ */
+typedef struct ImportTask
 {
-	ImportJob	job;
-	int			files_done = 0;
-	KeyList		kl = {NULL, NIL, 0};
-	List	   *keys;
-	DynTable   *t;
-	DynObjStore *store;
-	JsonbValue *src;
-	char	   *bucket;
-	char	   *owner;
-	char	   *prefix;
-	MemoryContext job_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import job", ALLOCSET_DEFAULT_SIZES);
-	int			i;
-	TimestampTz started;
-	TimestampTz loaded;
+	int			task_no;
+	char	   *kind;			/* "object" to load, "index" to build, "constraint" to attach */
+	char	   *target;			/* the object's key, or the btree's relation */
+	char	   *statement;		/* a btree, a constraint: the statement that makes it */
+} ImportTask;
+
+/*
+ * Take the next task not done and not taken (SKIP LOCKED: the other process's
+ * is passed over; the btrees wait for every object, the constraints for
+ * every btree).  False when none can be
+ * taken now, *left then counting the tasks not done (0 also when the import
+ * is no longer IN_PROGRESS).
+ */
+static bool
+claim_task(int64 id, ImportTask *task, int64 *left)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
+	bool		isnull;
+	const char *in_progress = "EXISTS (SELECT 1 FROM dynindex.imports i WHERE i.import_id = $1 AND i.status = 'IN_PROGRESS')";
+
+	if (SPI_execute_with_args(psprintf("SELECT t.task_no, t.kind, t.target, t.statement "
+									   "FROM dynindex.import_tasks t WHERE t.import_id = $1 AND t.done_by IS NULL "
+									   "AND NOT EXISTS (SELECT 1 FROM dynindex.import_tasks o WHERE o.import_id = $1 "
+									   "AND o.task_no < t.task_no AND o.kind <> t.kind AND o.done_by IS NULL) AND %s "
+									   "ORDER BY t.task_no LIMIT 1 FOR UPDATE OF t SKIP LOCKED", in_progress),
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tasks of import %lld", (long long) id);
+	if (SPI_processed == 1)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[0];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
+
+		task->task_no = DatumGetInt32(SPI_getbinval(tup, desc, 1, &isnull));
+		task->kind = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
+		task->target = TextDatumGetCString(SPI_getbinval(tup, desc, 3, &isnull));
+		task->statement = SPI_getvalue(tup, desc, 4);
+		return true;
+	}
+	if (SPI_execute_with_args(psprintf("SELECT count(*) FROM dynindex.import_tasks WHERE import_id = $1 "
+									   "AND done_by IS NULL AND %s", in_progress),
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tasks of import %lld", (long long) id);
+	*left = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	return false;
+}
+
+/* Mark a task done by this transaction (for an object: the xmin of its rows). */
+static void
+task_done(int64 id, int task_no)
+{
+	Oid			types[3] = {INT8OID, INT4OID, XIDOID};
+	Datum		args[3] = {Int64GetDatum(id), Int32GetDatum(task_no), TransactionIdGetDatum(GetTopTransactionId())};
+
+	if (SPI_execute_with_args("UPDATE dynindex.import_tasks SET done_by = $3 WHERE import_id = $1 AND task_no = $2",
+							  3, types, args, NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
+		elog(ERROR, "could not update import %lld", (long long) id);
+}
+
+/* Load one object (a task, in its transaction) and add its counts to the import's. */
+static void
+run_object(ImportJob *job, DynTable *t, DynObjStore *store, const ImportTask *task)
+{
+	Oid			types[5] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID};
+	Datum		args[5];
+	int64		bytes;
+
+	job_settings(job, t);
+	job->processed = job->imported = job->errors = 0;
+	job->insert_plan = job->upsert_plan = job->error_plan = NULL;
+	job->seen_duplicate = false;
+	job->bulk = DynImportBulkEligible(t) ? DynImportBulkBegin(t) : NULL;
+	bytes = load_object(job, t, store, task->target);
+	if (job->bulk)
+		DynImportBulkEnd(job->bulk);
+	job->bulk = NULL;
+	task_done(job->id, task->task_no);
+	/* read committed: the other process's counts, committed meanwhile, are added to */
+	args[0] = Int64GetDatum(job->id);
+	args[1] = Int64GetDatum(job->processed);
+	args[2] = Int64GetDatum(job->imported);
+	args[3] = Int64GetDatum(bytes);
+	args[4] = Int64GetDatum(job->errors);
+	if (SPI_execute_with_args("UPDATE dynindex.imports SET processed_items = processed_items + $2, "
+							  "imported_items = imported_items + $3, processed_bytes = processed_bytes + $4, "
+							  "error_count = error_count + $5, files_done = files_done + 1 WHERE import_id = $1",
+							  5, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update import %lld", (long long) job->id);
+}
+
+/* What a process of the job did (its log line). */
+typedef struct TaskCounts
+{
+	int			objects;
+	int			indexes;
+	TimestampTz loaded;			/* when it found every object loaded (0: not yet) */
 	double		cpu_loaded;
+} TaskCounts;
 
-	memset(&job, 0, sizeof(job));
-	job.id = id;
-	started = GetCurrentTimestamp();
-	kl.cxt = job_cxt;
-
-	/* the objects to read, once; their count is the import's first limit */
-	begin_step();
-	if (!read_import(&job, &files_done))
+/*
+ * Do the import's tasks until none is left.  The job's process waits for the
+ * helper's last ones (it then builds on them, or finishes the import); the
+ * helper too, as it may take the btrees after the objects.  False when the
+ * table is gone.
+ */
+static bool
+run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *counts)
+{
+	for (;;)
 	{
+		ImportTask	task;
+		int64		left = 0;
+		DynTable   *t;
+
+		begin_step();
+		t = import_table(job);
+		if (t == NULL)
+		{
+			end_step();
+			return false;
+		}
+		if (!claim_task(job->id, &task, &left))
+		{
+			end_step();
+			if (left == 0)
+				break;
+			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 20, PG_WAIT_EXTENSION);
+			ResetLatch(MyLatch);
+			CHECK_FOR_INTERRUPTS();
+			continue;
+		}
+		if (strcmp(task.kind, "object") == 0)
+		{
+			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: object %d",
+														   (long long) job->id, task.task_no));
+			run_object(job, t, DynObjStoreOpen(bucket, owner), &task);
+			counts->objects++;
+		}
+		else
+		{
+			if (counts->loaded == 0)
+			{
+				counts->loaded = GetCurrentTimestamp();
+				counts->cpu_loaded = process_cpu_seconds();
+			}
+			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building the %s of %s",
+														   (long long) job->id, task.kind, task.target));
+			if (strcmp(task.kind, "index") == 0)
+			{
+				set_build_memory();
+				DynImportBulkBuild(job->id, t, task.target, task.statement, gsi_from_table);
+				counts->indexes++;
+			}
+			else if (SPI_execute(task.statement, false, 0) != SPI_OK_UTILITY)
+				elog(ERROR, "could not attach a constraint of %s", task.target);
+			task_done(job->id, task.task_no);
+		}
 		end_step();
-		return;
 	}
-	t = import_table(&job);
-	if (t == NULL)
-		import_failure("UnknownError", "The table being imported into was deleted.");
+	if (counts->loaded == 0)
 	{
-		MemoryContext old = MemoryContextSwitchTo(job_cxt);
-
-		src = RqGet(&job.request->root, "S3BucketSource");
-		bucket = RqGetString(src->val.binary.data, "S3Bucket");
-		owner = RqGetString(src->val.binary.data, "S3BucketOwner");
-		prefix = RqGetString(src->val.binary.data, "S3KeyPrefix");
-
-		/* the keys outlive the transaction (job_cxt); the store is opened again in each */
-		store = DynObjStoreOpen(bucket, owner);
-		DynObjList(store, prefix ? prefix : "", collect_key, &kl);
-		MemoryContextSwitchTo(old);
+		counts->loaded = GetCurrentTimestamp();
+		counts->cpu_loaded = process_cpu_seconds();
 	}
+	return true;
+}
+
+/*
+ * Record the import's tasks (its first transaction): its objects, listed
+ * once, in order — their count is the import's first limit — then, on the
+ * bulk path, the btrees it drops for the load.  Returns the object count.
+ */
+static int
+record_tasks(ImportJob *job, DynTable *t, DynObjStore *store, const char *prefix)
+{
+	KeyList		kl = {CurrentMemoryContext, NIL, 0};
+	ArrayBuildState *keys = initArrayResult(TEXTOID, CurrentMemoryContext, false);
+	ListCell   *lc;
+	Oid			types[3] = {INT8OID, TEXTARRAYOID, INT4OID};
+	Datum		args[3];
+
+	DynObjList(store, prefix ? prefix : "", collect_key, &kl);
 	if (kl.n == 0)
 		import_failure("InvalidSource", "No objects were found under the given S3KeyPrefix.");
 	if (kl.n > IMPORT_MAX_OBJECTS)
 		import_failure("LimitExceeded",
 					   psprintf("The import source has %d objects; an import reads at most %d.", kl.n, IMPORT_MAX_OBJECTS));
-	{
-		Oid			types[2] = {INT8OID, INT4OID};
-		Datum		args[2] = {Int64GetDatum(id), Int32GetDatum(kl.n)};
+	foreach(lc, kl.keys)
+		accumArrayResult(keys, CStringGetTextDatum(lfirst(lc)), false, TEXTOID, CurrentMemoryContext);
+	args[0] = Int64GetDatum(job->id);
+	args[1] = makeArrayResult(keys, CurrentMemoryContext);
+	args[2] = Int32GetDatum(kl.n);
+	if (SPI_execute_with_args("INSERT INTO dynindex.import_tasks (import_id, task_no, kind, target) "
+							  "SELECT $1, n, 'object', k FROM unnest($2::text[]) WITH ORDINALITY AS u(k, n)",
+							  3, types, args, NULL, false, 0) != SPI_OK_INSERT ||
+		SPI_execute_with_args("UPDATE dynindex.imports SET files_total = $3 WHERE import_id = $1",
+							  3, types, args, NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update import %lld", (long long) job->id);
+	if (DynImportBulkEligible(t))
+		DynImportBulkDefer(job->id, t, kl.n + 1);
+	return kl.n;
+}
 
-		if (SPI_execute_with_args("UPDATE dynindex.imports SET files_total = $2 WHERE import_id = $1",
-								  2, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not update import %lld", (long long) id);
-	}
-	end_step();
-	keys = kl.keys;
+/* Has the import recorded its tasks (a job that resumes)? */
+static bool
+tasks_recorded(int64 id)
+{
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(id)};
 
-	/* one transaction per object, from the first one not done */
-	for (i = files_done; i < kl.n; i++)
-	{
-		const char *key = list_nth(keys, i);
-		int64		bytes;
-		Oid			types[6] = {INT8OID, INT8OID, INT8OID, INT8OID, INT8OID, INT4OID};
-		Datum		args[6];
+	if (SPI_execute_with_args("SELECT 1 FROM dynindex.import_tasks WHERE import_id = $1 LIMIT 1",
+							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the tasks of import %lld", (long long) id);
+	return SPI_processed > 0;
+}
 
-		begin_step();
-		t = import_table(&job);
-		if (t == NULL)
-			import_failure("UnknownError", "The table being imported into was deleted.");
-		job_settings(&job, t);
-		store = DynObjStoreOpen(bucket, owner);
-		job.processed = job.imported = job.errors = 0;
-		job.insert_plan = job.upsert_plan = job.error_plan = NULL;
-		job.seen_duplicate = false;
-		job.bulk = DynImportBulkEligible(t) ? DynImportBulkBegin(id, t) : NULL;
-		pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: object %d of %d",
-													   (long long) id, i + 1, kl.n));
-		bytes = load_object(&job, t, store, key);
-		if (job.bulk)
-			DynImportBulkEnd(job.bulk);
-		job.bulk = NULL;
-		args[0] = Int64GetDatum(id);
-		args[1] = Int64GetDatum(job.processed);
-		args[2] = Int64GetDatum(job.imported);
-		args[3] = Int64GetDatum(bytes);
-		args[4] = Int64GetDatum(job.errors);
-		args[5] = Int32GetDatum(i + 1);
-		if (SPI_execute_with_args("UPDATE dynindex.imports SET processed_items = processed_items + $2, "
-								  "imported_items = imported_items + $3, processed_bytes = processed_bytes + $4, "
-								  "error_count = error_count + $5, files_done = $6 WHERE import_id = $1",
-								  6, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not update import %lld", (long long) id);
-		end_step();
-	}
+/* The store of the import's request: its bucket and owner (kept in cxt). */
+static void
+request_source(ImportJob *job, MemoryContext cxt, char **bucket, char **owner, char **prefix)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	JsonbValue *src = RqGet(&job->request->root, "S3BucketSource");
 
-	/* the indexes in bulk, the table ACTIVE and the import COMPLETED: one commit */
+	*bucket = RqGetString(src->val.binary.data, "S3Bucket");
+	*owner = RqGetString(src->val.binary.data, "S3BucketOwner");
+	*prefix = RqGetString(src->val.binary.data, "S3KeyPrefix");
+	MemoryContextSwitchTo(old);
+}
+
+/* Run an import (the job runner calls it in the job's process). */
+void
+DynImportRun(int64 id)
+{
+	ImportJob	job;
+	DynTable   *t;
+	char	   *bucket;
+	char	   *owner;
+	char	   *prefix;
+	MemoryContext job_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import job", ALLOCSET_DEFAULT_SIZES);
+	TimestampTz started;
+	TaskCounts	counts = {0, 0, 0, 0};
+	bool		helped;
+	int			nobjects;
+
+	memset(&job, 0, sizeof(job));
+	job.id = id;
+	started = GetCurrentTimestamp();
+
+	/* the first transaction: the tasks (a job resumed finds them recorded) */
 	begin_step();
-	if (!read_import(&job, &files_done))
+	if (!read_import(&job, true))
 	{
 		end_step();
 		return;
@@ -933,14 +1104,45 @@ DynImportRun(int64 id)
 	t = import_table(&job);
 	if (t == NULL)
 		import_failure("UnknownError", "The table being imported into was deleted.");
-	pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
-	loaded = GetCurrentTimestamp();
-	cpu_loaded = process_cpu_seconds();
-	build_indexes(id, t);
+	request_source(&job, job_cxt, &bucket, &owner, &prefix);
+	if (!tasks_recorded(id))
+		(void) record_tasks(&job, t, DynObjStoreOpen(bucket, owner), prefix);
+	/* the bulk path loads and builds in two processes (the INSERT path keeps the objects' order) */
+	helped = DynImportBulkEligible(t);
+	end_step();
+	if (helped)
+		helped = DynJobLaunchHelper(MyDatabaseId, id);
+
+	if (!run_tasks(&job, bucket, owner, &counts))
+		import_failure("UnknownError", "The table being imported into was deleted.");
+
+	/* the table ACTIVE and the import COMPLETED: one commit, every task done */
+	begin_step();
+	if (!read_import(&job, true))
+	{
+		end_step();
+		return;
+	}
+	t = import_table(&job);
+	if (t == NULL)
+		import_failure("UnknownError", "The table being imported into was deleted.");
 	{
 		Oid			types[2] = {INT8OID, TEXTOID};
 		Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(t->name)};
+		bool		isnull;
 
+		if (SPI_execute_with_args("SELECT count(*) FILTER (WHERE kind = 'object'), count(*) FILTER (WHERE kind <> 'object'), "
+								  "count(*) FILTER (WHERE done_by IS NULL) FROM dynindex.import_tasks WHERE import_id = $1",
+								  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not read the tasks of import %lld", (long long) id);
+		nobjects = (int) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != 0)
+			elog(ERROR, "import %lld has tasks not done", (long long) id);
+		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) == 0)
+		{
+			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
+			build_indexes(t);
+		}
 		if (SPI_execute_with_args("UPDATE dynindex.tables SET options = options - 'Importing' WHERE table_name = $2",
 								  2, types, args, NULL, false, 0) != SPI_OK_UPDATE ||
 			SPI_execute_with_args("UPDATE dynindex.imports SET status = 'COMPLETED', end_time = clock_timestamp() "
@@ -955,13 +1157,47 @@ DynImportRun(int64 id)
 		long		bsecs;
 		int			busecs;
 
-		TimestampDifference(started, loaded, &secs, &usecs);
-		TimestampDifference(loaded, GetCurrentTimestamp(), &bsecs, &busecs);
-		ereport(LOG, (errmsg("dynindex: import %lld completed: %d objects loaded in %ld.%03d s (CPU %.1f s), indexes built in %ld.%03d s (CPU %.1f s)",
-							 (long long) id, kl.n, secs, usecs / 1000, cpu_loaded, bsecs, busecs / 1000,
-							 process_cpu_seconds() - cpu_loaded)));
+		TimestampDifference(started, counts.loaded, &secs, &usecs);
+		TimestampDifference(counts.loaded, GetCurrentTimestamp(), &bsecs, &busecs);
+		ereport(LOG, (errmsg("dynindex: import %lld completed: %d objects loaded in %ld.%03d s (CPU %.1f s), indexes built in %ld.%03d s (CPU %.1f s); "
+							 "this process loaded %d objects and built %d indexes, %s",
+							 (long long) id, nobjects, secs, usecs / 1000, counts.cpu_loaded, bsecs, busecs / 1000,
+							 process_cpu_seconds() - counts.cpu_loaded, counts.objects, counts.indexes,
+							 helped ? "a helper the rest" : "no helper")));
 	}
 	MemoryContextDelete(job_cxt);
+}
+
+/*
+ * The import's second process (src/worker/jobs.c, started by DynImportRun):
+ * takes the import's tasks as the job's process does, until none is left.
+ * It stops on any error (the job's process then does the task it was doing)
+ * and fails nothing.
+ */
+void
+DynImportHelp(int64 id)
+{
+	ImportJob	job;
+	char	   *bucket;
+	char	   *owner;
+	char	   *prefix;
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import helper", ALLOCSET_DEFAULT_SIZES);
+	TaskCounts	counts = {0, 0, 0, 0};
+
+	memset(&job, 0, sizeof(job));
+	job.id = id;
+	begin_step();
+	if (!read_import(&job, false))
+	{
+		end_step();
+		return;
+	}
+	request_source(&job, cxt, &bucket, &owner, &prefix);
+	end_step();
+	(void) run_tasks(&job, bucket, owner, &counts);
+	ereport(LOG, (errmsg("dynindex: import %lld helper done: loaded %d objects and built %d indexes (CPU %.1f s, %.1f s loading)",
+						 (long long) id, counts.objects, counts.indexes, process_cpu_seconds(), counts.cpu_loaded)));
+	MemoryContextDelete(cxt);
 }
 
 /*
@@ -973,7 +1209,6 @@ void
 DynImportFail(int64 id, const char *message)
 {
 	ImportJob	job;
-	int			files_done;
 	const char *colon = strstr(message, ": ");
 	char	   *code = "UnknownError";
 	const char *msg = message;
@@ -986,7 +1221,7 @@ DynImportFail(int64 id, const char *message)
 	memset(&job, 0, sizeof(job));
 	job.id = id;
 	begin_step();
-	if (read_import(&job, &files_done))
+	if (read_import(&job, true))
 	{
 		DynTable   *t = import_table(&job);
 		Oid			types[4] = {INT8OID, TEXTOID, TEXTOID, TEXTOID};

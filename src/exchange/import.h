@@ -101,16 +101,19 @@ struct DynIndex;
 struct DynValue;
 typedef struct DynImportBulk DynImportBulk;
 extern bool DynImportBulkEligible(struct DynTable *t);
-extern DynImportBulk *DynImportBulkBegin(int64 import_id, struct DynTable *t);
+extern void DynImportBulkDefer(int64 import_id, struct DynTable *t, int first_task);
+extern DynImportBulk *DynImportBulkBegin(struct DynTable *t);
 extern void DynImportBulkAdd(DynImportBulk *b, bytea *pk, bytea *sk, int32 size, Jsonb *stored,
 							 const struct DynValue *item);
 extern void DynImportBulkFlush(DynImportBulk *b);
 extern void DynImportBulkEnd(DynImportBulk *b);
-extern bool DynImportBulkFinish(int64 import_id, struct DynTable *t,
-								void (*rebuild_gsi) (struct DynTable *t, struct DynIndex *idx));
+extern void DynImportBulkBuild(int64 import_id, struct DynTable *t, const char *relation, const char *statement,
+							   void (*rebuild_gsi) (struct DynTable *t, struct DynIndex *idx));
 
 /* ---- import.c: the job ---- */
 extern void DynImportRun(int64 id);
 extern void DynImportFail(int64 id, const char *message);
+/* The import's second process: takes its tasks as the job's process does. */
+extern void DynImportHelp(int64 id);
 
 #endif

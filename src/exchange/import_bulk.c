@@ -1,25 +1,29 @@
 /*
  * import_bulk.c — the import's bulk load: items and their GSI entries go
  * straight into the heaps by table_multi_insert (as COPY writes rows), with
- * every btree of the new table and of its GSIs dropped during the load and
- * built afterwards by sorting (CREATE INDEX), the table's primary key first.
+ * every btree of the new table and of its GSIs dropped before the load and
+ * built afterwards by sorting (CREATE INDEX).
  *
- * Crash safety: the indexes are dropped in the transaction of the first
- * object loaded, which also records their definitions in the import's row
- * (dynindex.imports.deferred_indexes); a crash before that commit undoes
- * both, a crash after it finds the definitions there.  The indexes are built
- * again in the import's last transaction, the one that turns the table
- * ACTIVE, so the table is never ACTIVE without them.
+ * Crash safety: the indexes are dropped in the import's first transaction,
+ * which also records each one's definition as an 'index' task of the import
+ * (dynindex.import_tasks, after its 'object' tasks); a crash before that
+ * commit undoes both, a crash after it finds the definitions there.  Each
+ * index is built in a transaction of its own that marks its task done; the
+ * table turns ACTIVE only in the import's last transaction, after every task
+ * is done (import.c), so it is never ACTIVE without them.  Two processes of
+ * the job build them at once, each taking the next task not taken.
  *
  * Duplicates (items sharing a key overwrite each other until one remains):
  * within a batch only the last one is written (import.c); across batches
- * the heap holds them all until the primary key is built.  When it cannot
- * be built (a duplicate key), every key's last row is kept — the latest
- * object's transaction (age(xmin)), then the highest ctid: the load only
- * appends to a new relation (TABLE_INSERT_SKIP_FSM), so a later row of one
- * transaction has a higher ctid — and the GSIs, whose entries of the
- * overwritten items are then wrong, are emptied and built again from the
- * table, as the INSERT path builds them (import.c build_gsi_from_table).
+ * and objects the heap holds them all until the primary key is built.  When
+ * it cannot be built (a duplicate key), every key's last row is kept — the
+ * one of the latest object (the object task whose done_by is the row's xmin:
+ * objects are loaded by two processes at once, so their transactions do not
+ * follow the objects' order), then the highest ctid (within one transaction a
+ * later row has a higher ctid: the load only appends, TABLE_INSERT_SKIP_FSM,
+ * to the relation's last block or a new one) — and the GSIs, whose entries
+ * of the overwritten items are then wrong, are emptied and filled again from
+ * the table, as the INSERT path fills them (import.c gsi_from_table).
  *
  * The bulk path is taken only for plain heaps of one node: a hash-partitioned
  * or distributed (Citus) table, or one with LSIs, takes the INSERT path.
@@ -103,64 +107,118 @@ DynImportBulkEligible(DynTable *t)
 	return true;
 }
 
-/*
- * Drop the btrees of one storage relation, appending their definitions to the
- * import's deferred_indexes ([relation, statement] pairs, in order: the
- * constraints first, so that the table's primary key is built first).
- */
-static void
-defer_indexes(int64 import_id, const char *relation)
+/* One dropped btree: its relation, the statement that builds it, its rank. */
+typedef struct DeferredIndex
 {
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		args[2] = {CStringGetTextDatum(relation), Int64GetDatum(import_id)};
+	char	   *relation;
+	char	   *statement;
+	char	   *attach;			/* a constraint's: the statement that makes the btree it again */
+	int			rank;
+	int			seq;			/* the order read (ties of rank) */
+} DeferredIndex;
+
+/*
+ * Read (and drop) the btrees of one storage relation, appending them to
+ * *list.  A primary key is built as a unique btree (CREATE UNIQUE INDEX
+ * takes a lock that lets the relation's other btrees build at once; ALTER
+ * TABLE ... ADD CONSTRAINT does not) and attached as the constraint after
+ * every btree is built.  Rank: the table's primary key first (a duplicate
+ * key is settled before anything else is built from the table), then the
+ * segment indexes and the GSIs' primary keys, the largest sorts, then the
+ * GSIs' base-key indexes, so that the two builders end close together.
+ */
+static List *
+defer_relation(List *list, const char *relation, bool table)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(relation)};
 	List	   *drops = NIL;
 	ListCell   *lc;
 	bool		isnull;
 
 	if (SPI_execute_with_args("SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', $1, c.conname), "
-							  "       format('ALTER TABLE %s ADD CONSTRAINT %I %s', $1, c.conname, pg_get_constraintdef(c.oid)), 0 AS o "
+							  "       pg_get_indexdef(c.conindid), false, "
+							  "       format('ALTER TABLE %s ADD CONSTRAINT %I %s USING INDEX %I', $1, c.conname, "
+							  "              CASE c.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END, "
+							  "              (SELECT relname FROM pg_catalog.pg_class WHERE oid = c.conindid)) "
 							  "FROM pg_catalog.pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u') "
 							  "UNION ALL "
-							  "SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid), 1 "
+							  "SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid), "
+							  "       i.indexprs IS NULL, NULL "
 							  "FROM pg_catalog.pg_index i WHERE i.indrelid = $1::regclass AND NOT EXISTS "
-							  "(SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = $1::regclass) "
-							  "ORDER BY 3, 2",
+							  "(SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = $1::regclass)",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the indexes of %s", relation);
-	if (SPI_processed == 0)
-		return;
+	for (uint64 r = 0; r < SPI_processed; r++)
 	{
-		StringInfoData buf;
-		Oid			utypes[2] = {JSONBOID, INT8OID};
-		Datum		uargs[2];
+		HeapTuple	tup = SPI_tuptable->vals[r];
+		DeferredIndex *d = palloc(sizeof(DeferredIndex));
+		bool		base_key = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
 
-		initStringInfo(&buf);
-		appendStringInfoChar(&buf, '[');
-		for (uint64 r = 0; r < SPI_processed; r++)
-		{
-			char	   *drop = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull));
-			char	   *create = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull));
-
-			drops = lappend(drops, drop);
-			if (r > 0)
-				appendStringInfoChar(&buf, ',');
-			appendStringInfoChar(&buf, '[');
-			escape_json(&buf, relation);
-			appendStringInfoChar(&buf, ',');
-			escape_json(&buf, create);
-			appendStringInfoChar(&buf, ']');
-		}
-		appendStringInfoChar(&buf, ']');
-		uargs[0] = DirectFunctionCall1(jsonb_in, CStringGetDatum(buf.data));
-		uargs[1] = Int64GetDatum(import_id);
-		if (SPI_execute_with_args("UPDATE dynindex.imports SET deferred_indexes = "
-								  "coalesce(deferred_indexes, '[]'::jsonb) || $1 WHERE import_id = $2",
-								  2, utypes, uargs, NULL, false, 0) != SPI_OK_UPDATE)
-			elog(ERROR, "could not record the indexes of %s", relation);
+		drops = lappend(drops, TextDatumGetCString(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)));
+		d->relation = pstrdup(relation);
+		d->statement = TextDatumGetCString(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		d->attach = SPI_getvalue(tup, SPI_tuptable->tupdesc, 4);
+		d->rank = (table && d->attach) ? 0 : base_key ? 2 : 1;
+		d->seq = list_length(list);
+		list = lappend(list, d);
 	}
 	foreach(lc, drops)
 		if (SPI_execute(lfirst(lc), false, 0) != SPI_OK_UTILITY)
 			elog(ERROR, "could not drop an index of %s", relation);
+	return list;
+}
+
+static int
+deferred_cmp(const ListCell *a, const ListCell *b)
+{
+	const DeferredIndex *x = lfirst(a);
+	const DeferredIndex *y = lfirst(b);
+
+	return x->rank != y->rank ? x->rank - y->rank : x->seq - y->seq;
+}
+
+/* Record one task of the import. */
+static void
+add_task(int64 import_id, int task, const char *kind, const char *relation, const char *statement)
+{
+	Oid			types[5] = {INT8OID, INT4OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		args[5] = {Int64GetDatum(import_id), Int32GetDatum(task), CStringGetTextDatum(kind),
+	CStringGetTextDatum(relation), CStringGetTextDatum(statement)};
+
+	if (SPI_execute_with_args("INSERT INTO dynindex.import_tasks (import_id, task_no, kind, target, statement) "
+							  "VALUES ($1, $2, $3, $4, $5)", 5, types, args, NULL, false, 0) != SPI_OK_INSERT)
+		elog(ERROR, "could not record the indexes of %s", relation);
+}
+
+/*
+ * Drop every btree of the table's and its GSIs' storage (in the import's
+ * first transaction) and record each one as an 'index' task numbered from
+ * first_task on, then each constraint as a 'constraint' task.
+ */
+void
+DynImportBulkDefer(int64 import_id, DynTable *t, int first_task)
+{
+	List	   *list = defer_relation(NIL, t->storage, true);
+	ListCell   *lc;
+	int			task = first_task;
+
+	for (int i = 0; i < t->nindexes; i++)
+		list = defer_relation(list, t->indexes[i].storage, false);
+	list_sort(list, deferred_cmp);
+	foreach(lc, list)
+	{
+		DeferredIndex *d = lfirst(lc);
+
+		add_task(import_id, task++, "index", d->relation, d->statement);
+	}
+	foreach(lc, list)
+	{
+		DeferredIndex *d = lfirst(lc);
+
+		if (d->attach)
+			add_task(import_id, task++, "constraint", d->relation, d->attach);
+	}
 }
 
 /* Open one heap for the load. */
@@ -175,21 +233,13 @@ open_target(BulkTarget *bt, const char *storage)
 	bt->n = 0;
 }
 
-/*
- * Begin loading an object by the bulk path (in its transaction): the indexes
- * still on the table's and GSIs' storage (the first object) are dropped and
- * their definitions recorded; the heaps are opened.
- */
+/* Begin loading an object by the bulk path (in its transaction): the heaps opened. */
 DynImportBulk *
-DynImportBulkBegin(int64 import_id, DynTable *t)
+DynImportBulkBegin(DynTable *t)
 {
 	DynImportBulk *b = palloc0(sizeof(DynImportBulk));
 	int			g = 0;
 
-	defer_indexes(import_id, t->storage);
-	for (int i = 0; i < t->nindexes; i++)
-		defer_indexes(import_id, t->indexes[i].storage);
-	CommandCounterIncrement();
 	b->t = t;
 	b->ntargets = 1 + t->nindexes;
 	b->targets = palloc0(sizeof(BulkTarget) * b->ntargets);
@@ -342,87 +392,52 @@ try_statement(const char *sql)
 	return ok;
 }
 
-/* Keep the last row of every key of the table (the load appended them all). */
+/*
+ * Keep the last row of every key of the table: the latest object's (its task's
+ * done_by is the row's xmin), then the last written.
+ */
 static void
-settle_duplicates(DynTable *t)
+settle_duplicates(int64 import_id, DynTable *t)
 {
-	if (SPI_execute(psprintf("DELETE FROM %s d USING (SELECT c FROM (SELECT ctid AS c, row_number() OVER "
-							 "(PARTITION BY pk, sk ORDER BY age(xmin), ctid DESC) AS n FROM %s) x WHERE n > 1) y "
-							 "WHERE d.ctid = y.c", t->storage, t->storage), false, 0) != SPI_OK_DELETE)
+	Oid			types[1] = {INT8OID};
+	Datum		args[1] = {Int64GetDatum(import_id)};
+
+	if (SPI_execute_with_args(psprintf("DELETE FROM %s d USING (SELECT c FROM (SELECT s.ctid AS c, row_number() OVER "
+									   "(PARTITION BY s.pk, s.sk ORDER BY o.task_no DESC NULLS LAST, s.ctid DESC) AS n "
+									   "FROM %s s LEFT JOIN dynindex.import_tasks o ON o.import_id = $1 "
+									   "AND o.kind = 'object' AND o.done_by = s.xmin) x WHERE n > 1) y "
+									   "WHERE d.ctid = y.c", t->storage, t->storage),
+							  1, types, args, NULL, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not settle the duplicate keys of %s", t->storage);
 }
 
 /*
- * Build the indexes deferred by the bulk load (in the import's last
- * transaction): false when the import did not take the bulk path.  The
- * table's own indexes come first; a duplicate key met by its primary key is
- * settled (the last item of each key kept) and the GSIs refilled from the
- * table by rebuild_gsi before their indexes are built.
+ * Build one index deferred by the bulk load (an 'index' task, in its own
+ * transaction).  The table's primary key may meet a duplicate key: then each
+ * key's last item is kept and the GSIs are emptied and filled again from the
+ * table by rebuild_gsi (their btrees built already are kept up to date by
+ * the refill; the others are built by their own tasks).
  */
-bool
-DynImportBulkFinish(int64 import_id, DynTable *t, void (*rebuild_gsi) (DynTable *t, DynIndex *idx))
+void
+DynImportBulkBuild(int64 import_id, DynTable *t, const char *relation, const char *statement,
+				   void (*rebuild_gsi) (DynTable *t, DynIndex *idx))
 {
-	Oid			types[1] = {INT8OID};
-	Datum		args[1] = {Int64GetDatum(import_id)};
-	bool		isnull;
-	Datum		d;
-	Jsonb	   *defs;
-	JsonbIterator *it;
-	JsonbValue	v;
-	JsonbIteratorToken tok;
-	List	   *rels = NIL;
-	List	   *stmts = NIL;
-	ListCell   *lr;
-	ListCell   *ls;
-
-	if (SPI_execute_with_args("SELECT deferred_indexes FROM dynindex.imports WHERE import_id = $1",
-							  1, types, args, NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read import %lld", (long long) import_id);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	if (isnull)
-		return false;
-	defs = DatumGetJsonbPCopy(d);
-
-	/* [[relation, statement], ...] */
-	it = JsonbIteratorInit(&defs->root);
-	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	if (strcmp(relation, t->storage) != 0 || strncmp(statement, "CREATE UNIQUE", 13) != 0)
 	{
-		int			n;
-		JsonbValue *pair;
-
-		if (tok != WJB_ELEM || v.type != jbvBinary)
-			continue;
-		pair = RqArrayElems(&v, &n);
-		if (n != 2 || pair[0].type != jbvString || pair[1].type != jbvString)
-			elog(ERROR, "import %lld has a malformed deferred index", (long long) import_id);
-		rels = lappend(rels, pnstrdup(pair[0].val.string.val, pair[0].val.string.len));
-		stmts = lappend(stmts, pnstrdup(pair[1].val.string.val, pair[1].val.string.len));
+		if (SPI_execute(statement, false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not build an index of %s", relation);
+		return;
 	}
-
-	forboth(lr, rels, ls, stmts)
+	if (try_statement(statement))
+		return;
+	/* a duplicate key: keep each key's last item, refill the GSIs */
+	settle_duplicates(import_id, t);
+	if (SPI_execute(statement, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "could not build an index of %s", relation);
+	for (int i = 0; i < t->nindexes; i++)
 	{
-		const char *rel = lfirst(lr);
-		const char *sql = lfirst(ls);
-
-		if (strcmp(rel, t->storage) == 0 && !try_statement(sql))
-		{
-			/* a duplicate key: keep each key's last item, refill the GSIs */
-			settle_duplicates(t);
-			if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-				elog(ERROR, "could not build an index of %s", rel);
-			for (int i = 0; i < t->nindexes; i++)
-			{
-				if (SPI_execute(psprintf("TRUNCATE %s", t->indexes[i].storage), false, 0) != SPI_OK_UTILITY)
-					elog(ERROR, "could not empty %s", t->indexes[i].storage);
-				rebuild_gsi(t, &t->indexes[i]);
-			}
-			continue;
-		}
-		if (strcmp(rel, t->storage) != 0 && SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not build an index of %s", rel);
+		if (SPI_execute(psprintf("TRUNCATE %s", t->indexes[i].storage), false, 0) != SPI_OK_UTILITY)
+			elog(ERROR, "could not empty %s", t->indexes[i].storage);
+		rebuild_gsi(t, &t->indexes[i]);
 	}
-	if (SPI_execute_with_args("UPDATE dynindex.imports SET deferred_indexes = NULL WHERE import_id = $1",
-							  1, types, args, NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not update import %lld", (long long) import_id);
-	return true;
 }

@@ -189,6 +189,30 @@ dynindex_job_main(Datum arg)
 	proc_exit(0);
 }
 
+/*
+ * An import job's second process (DynJobLaunchHelper): it takes the import's
+ * tasks beside the job's process and stops when none is left.  Not a job of
+ * its own: an error ends it (logged) and the job's process does the task it
+ * was doing; a crash leaves the job to be started again, which starts a new
+ * helper.
+ */
+void
+dynindex_import_helper_main(Datum arg)
+{
+	int64		id = DatumGetInt64(arg);
+	Oid			dboid;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname("dynindex job");
+	DynImportHelp(id);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	proc_exit(0);
+}
+
 /* Start the processes of the jobs waiting for one (the database's worker calls it). */
 bool
 DynJobsRelaunch(void)

@@ -11,6 +11,7 @@
 
 /* A job's process (bgw_main_arg: the job id; bgw_extra: the database oid). */
 extern PGDLLEXPORT void dynindex_job_main(Datum arg);
+extern PGDLLEXPORT void dynindex_import_helper_main(Datum arg);
 
 /*
  * Start the processes of the jobs of the current database that are queued or
