@@ -63,7 +63,7 @@ jobs_xact_callback(XactEvent event, void *arg)
 		}
 		/* no slot free: the database's worker starts it when one is (worker/jobs.c) */
 		if (missed)
-			DynWorkerWake(MyDatabaseId);
+			DynWorkerWakeForJobs(MyDatabaseId);
 	}
 	pending_jobs = NIL;			/* its memory went with TopTransactionContext */
 }

@@ -104,6 +104,41 @@ DynWorkerWake(Oid dboid)
 		SetLatch(launcher);
 }
 
+/* Flag the database's queued jobs, then wake its worker (DynJobsRelaunch looks for them). */
+void
+DynWorkerWakeForJobs(Oid dboid)
+{
+	WorkerSlot *slot;
+
+	if (DynWorkerShmem == NULL)
+		return;
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	slot = DynWorkerSlotFor(dboid, true);
+	if (slot)
+		slot->jobs_waiting = true;
+	LWLockRelease(DynWorkerShmem->lock);
+	DynWorkerWake(dboid);
+}
+
+bool
+DynWorkerJobsWaiting(Oid dboid)
+{
+	WorkerSlot *slot;
+	bool		waiting = false;
+
+	if (DynWorkerShmem == NULL)
+		return false;
+	LWLockAcquire(DynWorkerShmem->lock, LW_EXCLUSIVE);
+	slot = DynWorkerSlotFor(dboid, false);
+	if (slot)
+	{
+		waiting = slot->jobs_waiting;
+		slot->jobs_waiting = false;
+	}
+	LWLockRelease(DynWorkerShmem->lock);
+	return waiting;
+}
+
 /* The condition variable a database's worker broadcasts after applying changes (NULL: not preloaded). */
 ConditionVariable *
 DynWorkerAppliedCV(Oid dboid)

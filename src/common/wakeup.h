@@ -32,6 +32,10 @@
  * Never restarted by the postmaster.  false when no slot is free
  * (max_worker_processes).
  */
+/* A job of the database found no free process slot: wake its worker to start it later. */
+extern void DynWorkerWakeForJobs(Oid dboid);
+/* Did a job find no free slot since the last call (the flag cleared)? */
+extern bool DynWorkerJobsWaiting(Oid dboid);
 extern bool DynStartDatabaseWorker(const char *function, const char *type, const char *name,
 								   Datum arg, const void *extra, Size extra_len, pid_t notify_pid);
 
@@ -44,6 +48,7 @@ typedef struct WorkerSlot
 	bool		blocked;		/* a DROP/CREATE ... TEMPLATE/RENAME of the database runs */
 	pid_t		pid;			/* the running worker, or 0 */
 	Latch	   *latch;			/* the running worker's latch */
+	bool		jobs_waiting;	/* a job found no process slot free: look for them */
 } WorkerSlot;
 
 /*

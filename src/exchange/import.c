@@ -221,9 +221,10 @@ same_key(const PendingItem *a, const PendingItem *b)
 }
 
 /*
- * Write the batch: one INSERT of arrays, an existing key replaced (items with
- * one key overwrite each other; within the batch the last one is kept, as an
- * INSERT ... ON CONFLICT may touch a row once).
+ * Write the batch: on the bulk path, into the heaps as read; else one INSERT
+ * of arrays, an existing key replaced (items with one key overwrite each
+ * other; within the batch the last one is kept, as an INSERT ... ON CONFLICT
+ * may touch a row once).
  */
 static void
 flush_batch(ImportJob *job, DynTable *t)
@@ -237,6 +238,22 @@ flush_batch(ImportJob *job, DynTable *t)
 
 	if (job->nbatch == 0)
 		return;
+	if (job->bulk)
+	{
+		/*
+		 * In the order read: a key met twice is settled when the primary key
+		 * is built (the higher ctid of one object is the later item).
+		 */
+		for (int i = 0; i < job->nbatch; i++)
+		{
+			PendingItem *p = &job->batch[i];
+
+			DynImportBulkAdd(job->bulk, p->pk, p->sk, p->size, p->item, p->value);
+		}
+		DynImportBulkFlush(job->bulk);
+		job->nbatch = 0;
+		return;
+	}
 	qsort(job->batch, job->nbatch, sizeof(PendingItem), pending_cmp);
 	pks = palloc(sizeof(Datum) * job->nbatch);
 	sks = palloc(sizeof(Datum) * job->nbatch);
@@ -248,22 +265,11 @@ flush_batch(ImportJob *job, DynTable *t)
 
 		if (i + 1 < job->nbatch && same_key(p, &job->batch[i + 1]))
 			continue;			/* a later item of this key replaces it */
-		if (job->bulk)
-		{
-			DynImportBulkAdd(job->bulk, p->pk, p->sk, p->size, p->item, p->value);
-			continue;
-		}
 		pks[n] = PointerGetDatum(p->pk);
 		sks[n] = PointerGetDatum(p->sk);
 		sizes[n] = Int32GetDatum(p->size);
 		items[n] = JsonbPGetDatum(p->item);
 		n++;
-	}
-	if (job->bulk)
-	{
-		DynImportBulkFlush(job->bulk);
-		job->nbatch = 0;
-		return;
 	}
 	if (job->insert_plan == NULL)
 	{
@@ -836,6 +842,14 @@ process_cpu_seconds(void)
 
 /* ---------------------------------------------------------------- tasks */
 
+/* The application_name of an import's helper process (DynImportHelp). */
+static char *
+helper_name(int64 id)
+{
+	return psprintf("dynindex import %lld helper", (long long) id);
+}
+
+
 /*
  * The import's work is a list of tasks (dynindex.import_tasks): its objects,
  * then (bulk path) the btrees to build.  The job's process and a helper
@@ -1186,6 +1200,7 @@ DynImportHelp(int64 id)
 
 	memset(&job, 0, sizeof(job));
 	job.id = id;
+	pgstat_report_appname(helper_name(id));
 	begin_step();
 	if (!read_import(&job, false))
 	{
@@ -1198,6 +1213,22 @@ DynImportHelp(int64 id)
 	ereport(LOG, (errmsg("dynindex: import %lld helper done: loaded %d objects and built %d indexes (CPU %.1f s, %.1f s loading)",
 						 (long long) id, counts.objects, counts.indexes, process_cpu_seconds(), counts.cpu_loaded)));
 	MemoryContextDelete(cxt);
+}
+
+/*
+ * End the import's helper processes: a failed import does not wait for the
+ * object one of them is loading (its locks would hold the table's drop).
+ */
+static void
+stop_helpers(int64 id)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(helper_name(id))};
+
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity "
+							  "WHERE application_name = $1 AND pid <> pg_catalog.pg_backend_pid()",
+							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not end the helper of import %lld", (long long) id);
 }
 
 /*
@@ -1221,6 +1252,7 @@ DynImportFail(int64 id, const char *message)
 	memset(&job, 0, sizeof(job));
 	job.id = id;
 	begin_step();
+	stop_helpers(id);
 	if (read_import(&job, true))
 	{
 		DynTable   *t = import_table(&job);

@@ -207,8 +207,7 @@ dynindex_import_helper_main(Datum arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-	pgstat_report_appname("dynindex job");
-	DynImportHelp(id);
+	DynImportHelp(id);			/* its application_name: "dynindex import <id> helper" */
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }
@@ -226,7 +225,14 @@ DynJobsRelaunch(void)
 	Oid			types[1] = {INT4OID};
 	Datum		args[1] = {Int32GetDatum(DYN_JOB_LOCK_CLASS)};
 
-	/* at most once a second; the first call (at the worker's start) at once */
+	/*
+	 * At most once a second; the first call (at the worker's start) at once.
+	 * A job that found no free slot since the last look (its flag, cleared
+	 * here) keeps the worker's rounds short until the next look: a worker
+	 * that saw nothing pending would otherwise go idle for a minute before it.
+	 */
+	if (DynWorkerJobsWaiting(MyDatabaseId))
+		pending = true;
 	if (last_check != 0 &&
 		!TimestampDifferenceExceeds(last_check, GetCurrentTimestamp(), 1000))
 		return pending;

@@ -8,6 +8,8 @@
 #    never ACTIVE while its import is IN_PROGRESS;
 #  - a key in two objects loaded at once by the job's two processes: the
 #    later object's item remains although its transaction commits first;
+#  - an unreadable object fails the import while the other process loads:
+#    FAILED, the table dropped, the helper ended;
 #  - with max_worker_processes too small for every job at once, the jobs
 #    wait for a slot and all complete (none is lost).
 use strict;
@@ -204,6 +206,28 @@ cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JO
 		'ByG 0 0 0', 'the GSI was filled again from the settled table');
 	is($node->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName": "Dup", "IndexName": "ByG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "g1"}}}')->'Items' @? '$[*] ? (@.pk.S == "dup")'}),
 		'f', 'the overwritten item is not in the GSI');
+}
+
+# ---- an object that cannot be read fails the import while the other process
+# loads: the import is FAILED, its table dropped, and no helper is left behind
+{
+	write_gz("$dir/bad/$_.json.gz", lines(300 + ord($_), 60000)) for qw(a b);
+	write_gz("$dir/bad/c.json.gz", lines(400, 10));
+	chmod(0000, "$dir/bad/c.json.gz") or die "chmod: $!";
+	my $farn = import_table('Bad', 'bad/', 'GZIP');
+	is(wait_import($farn), 'FAILED', 'an unreadable object fails the import');
+	my $id = $node->safe_psql('postgres', qq{SELECT import_id FROM dynindex.imports WHERE import_arn = '$farn'});
+	is($node->safe_psql('postgres', q{SELECT dynindex.api('ListTables', '{}')->'TableNames' ? 'Bad'}),
+		'f', 'the failed import\'s table is gone');
+	my $left = '';
+	for (1 .. 100)
+	{
+		$left = $node->safe_psql('postgres', qq{SELECT count(*) FROM pg_stat_activity WHERE application_name = 'dynindex import $id helper'});
+		last if $left eq '0';
+		usleep(50_000);
+	}
+	is($left, '0', 'no helper process is left');
+	chmod(0644, "$dir/bad/c.json.gz");
 }
 
 # ---- more jobs than worker slots: they wait, none is lost
