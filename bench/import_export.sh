@@ -11,12 +11,13 @@
 #   2. ImportTable of the files into a table with two GSIs (TableCreationParameters
 #      has no LSIs: an imported table cannot have one), timed from the request to
 #      COMPLETED, with the job's phases (its log line) and its peak memory (RssAnon of
-#      the job process, sampled every 0.5 s);
+#      the job's processes, its own and its helper, summed, sampled every 0.5 s);
 #   3. the ratio COPY time / import time (0.5 = half COPY's rate).
 # On a shared machine the wall times follow the other processes' load; the CPU
-# seconds of the COPY backend and of the job process (utime + stime, from
+# seconds of the COPY backend and of the job's two processes (utime + stime, from
 # /proc; the parallel workers of the job's CREATE INDEX not included) are
-# printed too, with their ratio, as a steadier comparison.
+# printed too, with their ratio, as a steadier comparison.  The phases come from
+# the job's log line: set LOGFILE when the server logs to a file of its own.
 # Needs dynindex.exchange_directory set and the server on this machine (the files
 # are written into its data directory: run as the server's owner or root).
 set -euo pipefail
@@ -67,28 +68,34 @@ for n in $SIZES; do
         {\"IndexName\": \"ByRegion\", \"KeySchema\": [{\"AttributeName\": \"gpk\", \"KeyType\": \"HASH\"}, {\"AttributeName\": \"gsk\", \"KeyType\": \"RANGE\"}], \"Projection\": {\"ProjectionType\": \"ALL\"}},
         {\"IndexName\": \"ByStatus\", \"KeySchema\": [{\"AttributeName\": \"status\", \"KeyType\": \"HASH\"}], \"Projection\": {\"ProjectionType\": \"KEYS_ONLY\"}}]}}')->'ImportTableDescription'->>'ImportArn'")
   peak=0
-  job_cpu=0
+  declare -A cpu_by_pid=()
   while :; do
     st=$(q -c "SELECT status FROM dynindex.imports WHERE import_arn = '$arn'")
     [ "$st" = IN_PROGRESS ] || break
+    # the job's processes (its own and its helper): memory summed, CPU per process
+    sum=0
     for pid in $(q -c "SELECT pid FROM pg_stat_activity WHERE backend_type = 'dynindex job'"); do
-      # the job's own memory (anonymous pages; shared buffers are not its own)
+      # a process's own memory (anonymous pages; shared buffers are not its own)
       kb=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
-      [ "${kb:-0}" -gt "$peak" ] && peak=$kb
-      c=$(cpu_of "$pid"); [ -n "$c" ] && job_cpu=$c
+      sum=$((sum + ${kb:-0}))
+      c=$(cpu_of "$pid"); [ -n "$c" ] && cpu_by_pid[$pid]=$c
     done
+    [ "$sum" -gt "$peak" ] && peak=$sum
     sleep 0.5
   done
+  job_cpu=0
+  for c in "${cpu_by_pid[@]}"; do job_cpu=$(echo "$job_cpu + $c" | bc); done
   t1=$(date +%s.%N)
   import_s=$(echo "$t1 - $t0" | bc)
   [ "$st" = COMPLETED ] || { echo "import $st: $(q -c "SELECT failure_message FROM dynindex.imports WHERE import_arn = '$arn'")" >&2; exit 1; }
   got=$(q -c "SELECT imported_items FROM dynindex.imports WHERE import_arn = '$arn'")
   [ "$got" = "$n" ] || { echo "imported $got of $n" >&2; exit 1; }
   id=$(q -c "SELECT import_id FROM dynindex.imports WHERE import_arn = '$arn'")
-  line=$(grep -h "dynindex: import $id completed" "$DATA"/log/* "$DATA"/pg_log/* 2>/dev/null | tail -1 || true)
+  line=$(grep -h "dynindex: import $id completed" "$DATA"/log/* "$DATA"/pg_log/* ${LOGFILE:-} 2>/dev/null | tail -1 || true)
   load_s=$(echo "$line" | sed -n 's/.*loaded in \([0-9.]*\) s.*/\1/p')
   index_s=$(echo "$line" | sed -n 's/.*built in \([0-9.]*\) s.*/\1/p')
-  # the job's CPU seconds in each phase (its log line; the index builds' parallel workers not included)
+  # the job process's CPU seconds in each phase (its log line; its helper's and the index
+  # builds' parallel workers' not included)
   load_cpu=$(echo "$line" | sed -n 's/.*loaded in [0-9.]* s (CPU \([0-9.]*\) s).*/\1/p')
   index_cpu=$(echo "$line" | sed -n 's/.*built in [0-9.]* s (CPU \([0-9.]*\) s).*/\1/p')
   printf '%-9s %10.1f %10.1f %8s %8s %8.2f %10d %10.1f %10.1f %9.2f %10s %11s\n' "$n" "$copy_s" "$import_s" "${load_s:--}" "${index_s:--}" \

@@ -184,6 +184,8 @@ CREATE TABLE dynindex.import_tasks (
     done_by     xid,
     PRIMARY KEY (import_id, task_no)
 );
+-- the tasks not done, in order: what each process reads to take the next one
+CREATE INDEX ON dynindex.import_tasks (import_id, task_no) WHERE done_by IS NULL;
 COMMENT ON TABLE dynindex.import_tasks IS 'The objects and deferred btrees of each import, and which are done (internal).';
 
 -- The import error log (DynamoDB writes it to CloudWatch Logs): one row per

@@ -849,10 +849,10 @@ helper_name(int64 id)
 	return psprintf("dynindex import %lld helper", (long long) id);
 }
 
-
 /*
  * The import's work is a list of tasks (dynindex.import_tasks): its objects,
- * then (bulk path) the btrees to build.  The job's process and a helper
+ * then (bulk path) the btrees to build and the constraints to attach to them
+ * (import_bulk.c).  The job's process and a helper
  * process (DynImportHelp) take them one at a time, each in a transaction of
  * its own that marks it done, so the objects load two at a time and the
  * btrees build two at a time; a task's row stays locked while it runs, and a
@@ -869,9 +869,10 @@ typedef struct ImportTask
 /*
  * Take the next task not done and not taken (SKIP LOCKED: the other process's
  * is passed over; the btrees wait for every object, the constraints for
- * every btree).  False when none can be
- * taken now, *left then counting the tasks not done (0 also when the import
- * is no longer IN_PROGRESS).
+ * every btree; both reads go through the index of the tasks not done, so a
+ * claim costs the same at the 50,000th object as at the first).  False when
+ * none can be taken now, *left then counting the tasks not done (0 also when
+ * the import is no longer IN_PROGRESS).
  */
 static bool
 claim_task(int64 id, ImportTask *task, int64 *left)

@@ -18,8 +18,8 @@
  * and objects the heap holds them all until the primary key is built.  When
  * it cannot be built (a duplicate key), every key's last row is kept — the
  * one of the latest object (the object task whose done_by is the row's xmin:
- * objects are loaded by two processes at once, so their transactions do not
- * follow the objects' order), then the highest ctid (within one transaction a
+ * transactions need not follow the objects' order — an object whose process
+ * stopped or crashed is loaded again after later ones), then the highest ctid (within one transaction a
  * later row has a higher ctid: the load only appends, TABLE_INSERT_SKIP_FSM,
  * to the relation's last block or a new one) — and the GSIs, whose entries
  * of the overwritten items are then wrong, are emptied and filled again from
@@ -112,7 +112,7 @@ typedef struct DeferredIndex
 {
 	char	   *relation;
 	char	   *statement;
-	char	   *attach;			/* a constraint's: the statement that makes the btree it again */
+	char	   *attach;			/* a constraint's: the statement that attaches it to the btree */
 	int			rank;
 	int			seq;			/* the order read (ties of rank) */
 } DeferredIndex;

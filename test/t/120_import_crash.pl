@@ -8,6 +8,8 @@
 #    never ACTIVE while its import is IN_PROGRESS;
 #  - a key in two objects loaded at once by the job's two processes: the
 #    later object's item remains although its transaction commits first;
+#  - kill -9 while the second of three objects loads, after the third is in:
+#    loaded again, in a later transaction; a key in both keeps the third's item;
 #  - an unreadable object fails the import while the other process loads:
 #    FAILED, the table dropped, the helper ended;
 #  - with max_worker_processes too small for every job at once, the jobs
@@ -206,6 +208,43 @@ cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JO
 		'ByG 0 0 0', 'the GSI was filled again from the settled table');
 	is($node->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName": "Dup", "IndexName": "ByG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "g1"}}}')->'Items' @? '$[*] ? (@.pk.S == "dup")'}),
 		'f', 'the overwritten item is not in the GSI');
+}
+
+# ---- a crash while the helper loads the second of three objects, after the third is
+# in: the second is loaded again after the restart, in a later transaction than the
+# third; a key in both keeps the third's item (the object's number decides)
+{
+	my $pad = 'z' x 30_000;
+	write_gz("$dir/retry/a.json.gz", lines(500, 10));
+	write_gz("$dir/retry/b.json.gz",
+		join('', map { qq({"Item": {"pk": {"S": "slow$_"}, "sk": {"N": "1"}, "g": {"S": "g1"}, "pad": {"S": "$pad"}}}\n) } 1 .. 4000)
+		  . qq({"Item": {"pk": {"S": "both"}, "sk": {"N": "1"}, "g": {"S": "g1"}, "from": {"S": "second"}}}\n));
+	write_gz("$dir/retry/c.json.gz",
+		qq({"Item": {"pk": {"S": "both"}, "sk": {"N": "1"}, "g": {"S": "g2"}, "from": {"S": "third"}}}\n));
+	my $rarn = import_table('Retry', 'retry/', 'GZIP');
+	my $state = '';
+	for (1 .. 3000)
+	{
+		$state = $node->safe_psql('postgres', qq{SELECT string_agg(coalesce((t.done_by IS NOT NULL)::text, '?'), ',' ORDER BY t.task_no)
+			FROM dynindex.import_tasks t JOIN dynindex.imports i USING (import_id)
+			WHERE i.import_arn = '$rarn' AND t.kind = 'object'});
+		last if $state eq 'true,false,true';
+		usleep(10_000);
+	}
+	is($state, 'true,false,true', 'the third object is in while the second one loads');
+	ok(crash_node($node), 'postmaster and children killed mid-object');
+	$node->start;
+	is(wait_import($rarn), 'COMPLETED', 'the import completed after the restart');
+	is($node->safe_psql('postgres', qq{SELECT string_agg(t.target, ',' ORDER BY t.done_by::text::bigint)
+			FROM dynindex.import_tasks t JOIN dynindex.imports i USING (import_id)
+			WHERE i.import_arn = '$rarn' AND t.kind = 'object'}),
+		'retry/a.json.gz,retry/c.json.gz,retry/b.json.gz', 'the second object\'s transaction came after the third\'s');
+	is($node->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName": "Retry", "Key": {"pk": {"S": "both"}, "sk": {"N": "1"}}}')->'Item'->'from'->>'S'}),
+		'third', 'the later object\'s item remains');
+	is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "Retry"}')->'Table'->>'ItemCount'}),
+		'4011', 'every item is in once');
+	is($node->safe_psql('postgres', q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('Retry')}),
+		'ByG 0 0 0', 'the GSI matches the settled table');
 }
 
 # ---- an object that cannot be read fails the import while the other process
