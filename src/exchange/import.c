@@ -871,11 +871,12 @@ typedef struct ImportTask
  * is passed over; the btrees wait for every object, the constraints for
  * every btree; both reads go through the index of the tasks not done, so a
  * claim costs the same at the 50,000th object as at the first).  False when
- * none can be taken now, *left then counting the tasks not done (0 also when
- * the import is no longer IN_PROGRESS).
+ * none can be taken now, *pending then telling whether some are not done
+ * (taken by the other process; never when the import is no longer
+ * IN_PROGRESS).
  */
 static bool
-claim_task(int64 id, ImportTask *task, int64 *left)
+claim_task(int64 id, ImportTask *task, bool *pending)
 {
 	Oid			types[1] = {INT8OID};
 	Datum		args[1] = {Int64GetDatum(id)};
@@ -900,11 +901,11 @@ claim_task(int64 id, ImportTask *task, int64 *left)
 		task->statement = SPI_getvalue(tup, desc, 4);
 		return true;
 	}
-	if (SPI_execute_with_args(psprintf("SELECT count(*) FROM dynindex.import_tasks WHERE import_id = $1 "
-									   "AND done_by IS NULL AND %s", in_progress),
+	if (SPI_execute_with_args(psprintf("SELECT EXISTS (SELECT 1 FROM dynindex.import_tasks WHERE import_id = $1 "
+									   "AND done_by IS NULL) AND %s", in_progress),
 							  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the tasks of import %lld", (long long) id);
-	*left = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	*pending = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	return false;
 }
 
@@ -972,7 +973,7 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 	for (;;)
 	{
 		ImportTask	task;
-		int64		left = 0;
+		bool		pending = false;
 		DynTable   *t;
 
 		begin_step();
@@ -982,10 +983,10 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 			end_step();
 			return false;
 		}
-		if (!claim_task(job->id, &task, &left))
+		if (!claim_task(job->id, &task, &pending))
 		{
 			end_step();
-			if (left == 0)
+			if (!pending)
 				break;
 			(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, 20, PG_WAIT_EXTENSION);
 			ResetLatch(MyLatch);
