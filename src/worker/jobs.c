@@ -134,21 +134,29 @@ claim_job(int64 id, bool *exhausted)
 	return kind;
 }
 
-/* A job's process. */
-void
-dynindex_job_main(Datum arg)
+/* Connect a job's process (or an import's helper) to the database its bgw_extra names. */
+static void
+connect_job_process(void)
 {
-	int64		id = DatumGetInt64(arg);
 	Oid			dboid;
-	const JobKind *kind;
-	bool		exhausted;
-	MemoryContext cxt;
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+}
+
+/* A job's process. */
+void
+dynindex_job_main(Datum arg)
+{
+	int64		id = DatumGetInt64(arg);
+	const JobKind *kind;
+	bool		exhausted;
+	MemoryContext cxt;
+
+	connect_job_process();
 	pgstat_report_appname("dynindex job");
 
 	kind = claim_job(id, &exhausted);
@@ -200,13 +208,8 @@ void
 dynindex_import_helper_main(Datum arg)
 {
 	int64		id = DatumGetInt64(arg);
-	Oid			dboid;
 
-	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
-	pqsignal(SIGHUP, SignalHandlerForConfigReload);
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	connect_job_process();
 	DynImportHelp(id);			/* its application_name: "dynindex import <id> helper" */
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);

@@ -184,6 +184,19 @@ is($node->safe_psql('postgres', qq{SELECT string_agg(t.kind || ' ' || (t.done_by
 cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JOIN dynindex.imports i ON i.import_id = j.job_id WHERE i.import_arn = '$arn'}),
 	'>=', 2, 'the job ran again after the restart');
 
+# A key imported from two objects: the later object's item remains, every other
+# item is in once, and the GSI (filled again from the settled table) matches it.
+sub settled
+{
+	my ($table, $pk, $from, $count) = @_;
+	is($node->safe_psql('postgres', qq{SELECT dynindex.api('GetItem', '{"TableName": "$table", "Key": {"pk": {"S": "$pk"}, "sk": {"N": "1"}}}')->'Item'->'from'->>'S'}),
+		$from, "$table: the later object's item remains");
+	is($node->safe_psql('postgres', qq{SELECT dynindex.api('DescribeTable', '{"TableName": "$table"}')->'Table'->>'ItemCount'}),
+		$count, "$table: every other item is in once");
+	is($node->safe_psql('postgres', qq{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('$table')}),
+		'ByG 0 0 0', "$table: the GSI matches the settled table");
+}
+
 # ---- duplicate keys across objects loaded at once: the later object's item wins
 # (the object's number decides, not its transaction's: the helper process loads
 # the one-item second object while the job's process reads the first one, 1,000
@@ -200,12 +213,7 @@ cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JO
 	my $id = $node->safe_psql('postgres', qq{SELECT import_id FROM dynindex.imports WHERE import_arn = '$darn'});
 	like(slurp_file($node->logfile), qr/import $id helper done: loaded 1 objects/,
 		'the helper process loaded one of the two objects');
-	is($node->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName": "Dup", "Key": {"pk": {"S": "dup"}, "sk": {"N": "1"}}}')->'Item'->'from'->>'S'}),
-		'second', 'the later object\'s item remains');
-	is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "Dup"}')->'Table'->>'ItemCount'}),
-		'1001', 'every other item is in once');
-	is($node->safe_psql('postgres', q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('Dup')}),
-		'ByG 0 0 0', 'the GSI was filled again from the settled table');
+	settled('Dup', 'dup', 'second', 1001);
 	is($node->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName": "Dup", "IndexName": "ByG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "g1"}}}')->'Items' @? '$[*] ? (@.pk.S == "dup")'}),
 		'f', 'the overwritten item is not in the GSI');
 }
@@ -239,12 +247,7 @@ cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JO
 			FROM dynindex.import_tasks t JOIN dynindex.imports i USING (import_id)
 			WHERE i.import_arn = '$rarn' AND t.kind = 'object'}),
 		'retry/a.json.gz,retry/c.json.gz,retry/b.json.gz', 'the second object\'s transaction came after the third\'s');
-	is($node->safe_psql('postgres', q{SELECT dynindex.api('GetItem', '{"TableName": "Retry", "Key": {"pk": {"S": "both"}, "sk": {"N": "1"}}}')->'Item'->'from'->>'S'}),
-		'third', 'the later object\'s item remains');
-	is($node->safe_psql('postgres', q{SELECT dynindex.api('DescribeTable', '{"TableName": "Retry"}')->'Table'->>'ItemCount'}),
-		'4011', 'every item is in once');
-	is($node->safe_psql('postgres', q{SELECT string_agg(format('%s %s %s %s', index_name, missing, extra, stale), ',') FROM dynindex.verify_indexes('Retry')}),
-		'ByG 0 0 0', 'the GSI matches the settled table');
+	settled('Retry', 'both', 'third', 4011);
 }
 
 # ---- an object that cannot be read fails the import while the other process
