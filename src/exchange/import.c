@@ -961,6 +961,16 @@ typedef struct TaskCounts
 	double		cpu_loaded;
 } TaskCounts;
 
+/* The end of this process's load phase: the first btree it builds, or its last task. */
+static void
+mark_loaded(TaskCounts *counts)
+{
+	if (counts->loaded != 0)
+		return;
+	counts->loaded = GetCurrentTimestamp();
+	counts->cpu_loaded = process_cpu_seconds();
+}
+
 /*
  * Do the import's tasks until none is left.  The job's process waits for the
  * helper's last ones (it then builds on them, or finishes the import); the
@@ -1002,11 +1012,7 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 		}
 		else
 		{
-			if (counts->loaded == 0)
-			{
-				counts->loaded = GetCurrentTimestamp();
-				counts->cpu_loaded = process_cpu_seconds();
-			}
+			mark_loaded(counts);
 			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building the %s of %s",
 														   (long long) job->id, task.kind, task.target));
 			if (strcmp(task.kind, "index") == 0)
@@ -1021,11 +1027,7 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 		}
 		end_step();
 	}
-	if (counts->loaded == 0)
-	{
-		counts->loaded = GetCurrentTimestamp();
-		counts->cpu_loaded = process_cpu_seconds();
-	}
+	mark_loaded(counts);
 	return true;
 }
 
@@ -1103,6 +1105,7 @@ DynImportRun(int64 id)
 	MemoryContext job_cxt = AllocSetContextCreate(TopMemoryContext, "dynindex import job", ALLOCSET_DEFAULT_SIZES);
 	TimestampTz started;
 	TaskCounts	counts = {0, 0, 0, 0};
+	bool		bulk;
 	bool		helped;
 	int			nobjects;
 
@@ -1123,11 +1126,10 @@ DynImportRun(int64 id)
 	request_source(&job, job_cxt, &bucket, &owner, &prefix);
 	if (!tasks_recorded(id))
 		(void) record_tasks(&job, t, DynObjStoreOpen(bucket, owner), prefix);
-	/* the bulk path loads and builds in two processes (the INSERT path keeps the objects' order) */
-	helped = DynImportBulkEligible(t);
+	bulk = DynImportBulkEligible(t);
 	end_step();
-	if (helped)
-		helped = DynJobLaunchHelper(MyDatabaseId, id);
+	/* the bulk path loads and builds in two processes (the INSERT path keeps the objects' order) */
+	helped = bulk && DynJobLaunchHelper(MyDatabaseId, id);
 
 	if (!run_tasks(&job, bucket, owner, &counts))
 		import_failure("UnknownError", "The table being imported into was deleted.");
