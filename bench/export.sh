@@ -100,17 +100,11 @@ printf 'export: %d items; COPY TO %.2f s (%d items/s); export %.2f s (%d items/s
 	"$N" "$copy_s" "$(echo "$N / $copy_s" | bc)" "$exp_s" "$(echo "$N / $exp_s" | bc)" "$(echo "$copy_s / $exp_s" | bc -l)" "$((hwm / 1024))" "$((anon / 1024))"
 
 # writers alone, then with exports running back to back
-cat > "$DIR/put.sql" <<'SQL'
-\set p random(1, 10000)
-\set s random(1, 100000000)
-SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchExport', 'Item', jsonb_build_object(
-  'pk', jsonb_build_object('S', 'W' || :p), 'sk', jsonb_build_object('S', 'S' || :s),
-  'body', jsonb_build_object('S', repeat('w', 150)))));
-SQL
+PUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/export_put.sql"
 # no export of an earlier round may still run while the writers are measured alone
 # (at 5M items an export outlives the writers' run that started it)
 settle() { while [ "$(q "SELECT count(*) FROM dynindex.exports WHERE status = 'IN_PROGRESS'")" != 0 ]; do sleep 0.5; done; }
-pgb() { pgbench -n -T "$T" -c "$C" -j "$C" -f "$DIR/put.sql" "$@" 2>/dev/null | awk '/^tps/ { print int($3); exit }'; }
+pgb() { pgbench -n -T "$T" -c "$C" -j "$C" -f "$PUT" "$@" 2>/dev/null | awk '/^tps/ { print int($3); exit }'; }
 alone=0; during=0
 for ((r = 1; r <= ROUNDS; r++)); do
 	settle

@@ -22,13 +22,7 @@ PSQL=(psql -X -q -At -v ON_ERROR_STOP=1 "$@")
 DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 q() { "${PSQL[@]}" -c "$1"; }
-cat > "$DIR/put.sql" <<'SQL'
-\set p random(1, 10000)
-\set s random(1, 100000000)
-SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'BenchExport', 'Item', jsonb_build_object(
-  'pk', jsonb_build_object('S', 'W' || :p), 'sk', jsonb_build_object('S', 'S' || :s),
-  'body', jsonb_build_object('S', repeat('w', 150)))));
-SQL
+PUT="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/export_put.sql"
 settle() { while [ "$(q "SELECT count(*) FROM dynindex.exports WHERE status = 'IN_PROGRESS'")" != 0 ]; do sleep 0.5; done; }
 for ((r = 1; r <= ROUNDS; r++)); do
 	settle
@@ -42,7 +36,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 	[ -n "$pid" ] || { echo "the export job did not start" >&2; exit 1; }
 	kill -STOP "$pid"
 	echo "$(date +%s.%N) stop" > "$DIR/states"
-	pgbench -n -P 1 --progress-timestamp -T "$T" -c "$C" -j "$C" -f "$DIR/put.sql" "$@" > "$DIR/pgb" 2>&1 &
+	pgbench -n -P 1 --progress-timestamp -T "$T" -c "$C" -j "$C" -f "$PUT" "$@" > "$DIR/pgb" 2>&1 &
 	pg=$!
 	st=stop
 	while kill -0 "$pg" 2>/dev/null; do
