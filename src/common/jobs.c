@@ -22,24 +22,27 @@
 static List *pending_jobs = NIL;
 static bool callback_registered = false;
 
-/* Start a job's process: a dynamic background worker connected to dboid. */
-bool
-DynJobLaunch(Oid dboid, int64 job_id)
+/* Start a process of a job: a dynamic background worker connected to dboid. */
+static bool
+launch(Oid dboid, int64 job_id, const char *function, const char *suffix)
 {
 	char		name[BGW_MAXLEN];
 
-	snprintf(name, sizeof(name), "dynindex job %lld", (long long) job_id);
-	return DynStartDatabaseWorker(DYN_JOB_MAIN, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
+	snprintf(name, sizeof(name), "dynindex job %lld%s", (long long) job_id, suffix);
+	return DynStartDatabaseWorker(function, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
+}
+
+bool
+DynJobLaunch(Oid dboid, int64 job_id)
+{
+	return launch(dboid, job_id, DYN_JOB_MAIN, "");
 }
 
 /* Start an import's second process (no slot free: the job does without it). */
 bool
 DynJobLaunchHelper(Oid dboid, int64 job_id)
 {
-	char		name[BGW_MAXLEN];
-
-	snprintf(name, sizeof(name), "dynindex job %lld helper", (long long) job_id);
-	return DynStartDatabaseWorker(DYN_IMPORT_HELPER_MAIN, "dynindex job", name, Int64GetDatum(job_id), &dboid, sizeof(Oid), 0);
+	return launch(dboid, job_id, DYN_IMPORT_HELPER_MAIN, " helper");
 }
 
 /* At commit, start the processes of the jobs the transaction recorded. */

@@ -32,12 +32,12 @@
  * Never restarted by the postmaster.  false when no slot is free
  * (max_worker_processes).
  */
+extern bool DynStartDatabaseWorker(const char *function, const char *type, const char *name,
+								   Datum arg, const void *extra, Size extra_len, pid_t notify_pid);
 /* A job of the database found no free process slot: wake its worker to start it later. */
 extern void DynWorkerWakeForJobs(Oid dboid);
 /* Did a job find no free slot since the last call (the flag cleared)? */
 extern bool DynWorkerJobsWaiting(Oid dboid);
-extern bool DynStartDatabaseWorker(const char *function, const char *type, const char *name,
-								   Datum arg, const void *extra, Size extra_len, pid_t notify_pid);
 
 /* The worker of one database. */
 typedef struct WorkerSlot

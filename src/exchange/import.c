@@ -572,12 +572,8 @@ dynindex_import_index_entry(PG_FUNCTION_ARGS)
 static void
 insert_without_indexes(const char *relation, const char *insert)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		args[1] = {CStringGetTextDatum(relation)};
-	List	   *drops = NIL;
-	List	   *creates = NIL;
+	List	   *creates;
 	ListCell   *lc;
-	bool		isnull;
 
 	if (DynStorageIsDistributed(relation))
 	{
@@ -585,23 +581,7 @@ insert_without_indexes(const char *relation, const char *insert)
 			elog(ERROR, "could not build a global secondary index");
 		return;
 	}
-	if (SPI_execute_with_args("SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', $1, c.conname), "
-							  "       format('ALTER TABLE %s ADD CONSTRAINT %I %s', $1, c.conname, pg_get_constraintdef(c.oid)) "
-							  "FROM pg_catalog.pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u') "
-							  "UNION ALL "
-							  "SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid) "
-							  "FROM pg_catalog.pg_index i WHERE i.indrelid = $1::regclass AND NOT EXISTS "
-							  "(SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = $1::regclass)",
-							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the indexes of %s", relation);
-	for (uint64 r = 0; r < SPI_processed; r++)
-	{
-		drops = lappend(drops, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 1, &isnull)));
-		creates = lappend(creates, TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull)));
-	}
-	foreach(lc, drops)
-		if (SPI_execute(lfirst(lc), false, 0) != SPI_OK_UTILITY)
-			elog(ERROR, "could not drop an index of %s", relation);
+	creates = DynImportDropIndexes(relation);
 	if (SPI_execute(insert, false, 0) != SPI_OK_INSERT)
 		elog(ERROR, "could not build a global secondary index");
 	foreach(lc, creates)
@@ -1034,9 +1014,9 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 /*
  * Record the import's tasks (its first transaction): its objects, listed
  * once, in order — their count is the import's first limit — then, on the
- * bulk path, the btrees it drops for the load.  Returns the object count.
+ * bulk path, the btrees it drops for the load.
  */
-static int
+static void
 record_tasks(ImportJob *job, DynTable *t, DynObjStore *store, const char *prefix)
 {
 	KeyList		kl = {CurrentMemoryContext, NIL, 0};
@@ -1064,7 +1044,6 @@ record_tasks(ImportJob *job, DynTable *t, DynObjStore *store, const char *prefix
 		elog(ERROR, "could not update import %lld", (long long) job->id);
 	if (DynImportBulkEligible(t))
 		DynImportBulkDefer(job->id, t, kl.n + 1);
-	return kl.n;
 }
 
 /* Has the import recorded its tasks (a job that resumes)? */
@@ -1125,7 +1104,7 @@ DynImportRun(int64 id)
 		import_failure("UnknownError", "The table being imported into was deleted.");
 	request_source(&job, job_cxt, &bucket, &owner, &prefix);
 	if (!tasks_recorded(id))
-		(void) record_tasks(&job, t, DynObjStoreOpen(bucket, owner), prefix);
+		record_tasks(&job, t, DynObjStoreOpen(bucket, owner), prefix);
 	bulk = DynImportBulkEligible(t);
 	end_step();
 	/* the bulk path loads and builds in two processes (the INSERT path keeps the objects' order) */
@@ -1149,14 +1128,14 @@ DynImportRun(int64 id)
 		Datum		args[2] = {Int64GetDatum(id), CStringGetTextDatum(t->name)};
 		bool		isnull;
 
-		if (SPI_execute_with_args("SELECT count(*) FILTER (WHERE kind = 'object'), count(*) FILTER (WHERE kind <> 'object'), "
-								  "count(*) FILTER (WHERE done_by IS NULL) FROM dynindex.import_tasks WHERE import_id = $1",
+		if (SPI_execute_with_args("SELECT count(*) FILTER (WHERE kind = 'object'), count(*) FILTER (WHERE done_by IS NULL) "
+								  "FROM dynindex.import_tasks WHERE import_id = $1",
 								  1, types, args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "could not read the tasks of import %lld", (long long) id);
 		nobjects = (int) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull)) != 0)
+		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) != 0)
 			elog(ERROR, "import %lld has tasks not done", (long long) id);
-		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull)) == 0)
+		if (!bulk)
 		{
 			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building indexes", (long long) id));
 			build_indexes(t);

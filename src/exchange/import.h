@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
 #include "utils/jsonb.h"
 
 /* Input formats and compressions (ImportTable's InputFormat, InputCompressionType). */
@@ -102,6 +103,7 @@ struct DynValue;
 typedef struct DynImportBulk DynImportBulk;
 extern bool DynImportBulkEligible(struct DynTable *t);
 extern void DynImportBulkDefer(int64 import_id, struct DynTable *t, int first_task);
+extern List *DynImportDropIndexes(const char *relation);
 extern DynImportBulk *DynImportBulkBegin(struct DynTable *t);
 extern void DynImportBulkAdd(DynImportBulk *b, bytea *pk, bytea *sk, int32 size, Jsonb *stored,
 							 const struct DynValue *item);

@@ -39,7 +39,6 @@
 #include "executor/spi.h"
 #include "executor/tuptable.h"
 #include "utils/builtins.h"
-#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/regproc.h"
@@ -47,7 +46,6 @@
 #include "utils/resowner.h"
 
 #include "catalog/dyn_catalog.h"
-#include "common/json.h"
 #include "exchange/import.h"
 #include "indexes/indexes.h"
 #include "storage/storage.h"
@@ -176,6 +174,30 @@ deferred_cmp(const ListCell *a, const ListCell *b)
 	const DeferredIndex *y = lfirst(b);
 
 	return x->rank != y->rank ? x->rank - y->rank : x->seq - y->seq;
+}
+
+/*
+ * Drop the btrees of one storage relation and return the statements that
+ * build them again, in order (the btrees, then the constraints attached to
+ * them): the INSERT path fills a GSI's storage between the two (import.c).
+ */
+List *
+DynImportDropIndexes(const char *relation)
+{
+	List	   *list = defer_relation(NIL, relation, false);
+	List	   *builds = NIL;
+	List	   *attaches = NIL;
+	ListCell   *lc;
+
+	foreach(lc, list)
+	{
+		DeferredIndex *d = lfirst(lc);
+
+		builds = lappend(builds, d->statement);
+		if (d->attach)
+			attaches = lappend(attaches, d->attach);
+	}
+	return list_concat(builds, attaches);
 }
 
 /* Record one task of the import. */

@@ -233,8 +233,10 @@ DynJobsRelaunch(void)
 	 * A job that found no free slot since the last look (its flag, cleared
 	 * here) keeps the worker's rounds short until the next look: a worker
 	 * that saw nothing pending would otherwise go idle for a minute before it.
+	 * (While jobs are pending the rounds are short already; a flag left set
+	 * then costs one short round later.)
 	 */
-	if (DynWorkerJobsWaiting(MyDatabaseId))
+	if (!pending && DynWorkerJobsWaiting(MyDatabaseId))
 		pending = true;
 	if (last_check != 0 &&
 		!TimestampDifferenceExceeds(last_check, GetCurrentTimestamp(), 1000))
