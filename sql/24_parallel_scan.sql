@@ -80,10 +80,30 @@ SELECT seg, cardinality(keys) AS items, pages > 1 AS paged, seq_scans, pkey_scan
        (SELECT bool_and(dynindex.key_segment(convert_to(split_part(x, '/', 1), 'UTF8'), 4) = seg) FROM unnest(keys) x) AS its_hash_range
   FROM generate_series(0, 3) seg, LATERAL seg_read('table', seg, 4, 7)
  ORDER BY seg;
--- the same for the GSI (segments by the hash of the index's partition key)
-SELECT seg, cardinality(keys) AS items, seq_scans, pkey_scans, index_rows = cardinality(keys) AS read_only_its_rows
+-- the same for the GSI (segments by the hash of the index's partition key); an
+-- index relation has no primary key: this unique btree is its only one on the key
+SELECT seg, cardinality(keys) AS items, seq_scans, pkey_scans IS NULL AS no_pkey, index_rows = cardinality(keys) AS read_only_its_rows
   FROM generate_series(0, 2) seg, LATERAL seg_read('gsi', seg, 3, 10)
  ORDER BY seg;
+-- a Query of the GSI names the partition key's hash with the key: the same btree
+DO $$
+DECLARE st text := (SELECT storage FROM rels WHERE what = 'gsi'); line text;
+BEGIN
+    FOR line IN EXECUTE format('EXPLAIN (COSTS OFF) SELECT ipk, isk, pk, sk, size, item FROM %s '
+        'WHERE ipk = ''\x53673100''::bytea AND dynindex.key_hash(ipk) = 5 AND (isk, pk, sk) >= (''\x''::bytea, ''\x''::bytea, ''\x''::bytea) '
+        'ORDER BY isk DESC, pk DESC, sk DESC LIMIT 10', st) LOOP
+        RAISE NOTICE '%', regexp_replace(line, 't[0-9]+', 'T', 'g');
+    END LOOP;
+END $$;
+-- a whole Scan of the GSI (no segments) reads that btree: (hash, key) order, paged
+DO $$
+DECLARE st text := (SELECT storage FROM rels WHERE what = 'gsi'); want text[];
+BEGIN
+    EXECUTE format('SELECT array_agg((item->''p''->>''S'') || ''/'' || (item->''c''->>''N'') '
+                   'ORDER BY dynindex.key_hash(ipk), ipk, isk, pk, sk) FROM %s', st) INTO want;
+    RAISE NOTICE 'whole GSI scan: % items, in (hash, key) order: %', cardinality(want),
+        (SELECT keys FROM seg_read('gsi', 0, 1, 7)) = want;
+END $$;
 
 -- disjoint and complete, paged or not, for the table and the GSI
 SELECT what, total, lim, count(x) AS n, count(DISTINCT x) AS distinct_n

@@ -582,3 +582,28 @@ COMMENT ON FUNCTION dynindex.replication_metrics() IS
     'Per declared region: the latency of its changes applied here (source_region it, receiving_region this one) and the item changes made here it has not applied (source_region this one), for monitoring (administrators and pg_monitor)';
 REVOKE ALL ON FUNCTION dynindex.replication_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_monitor;
+-- == one btree on an index's key ==
+-- An index's storage relation keeps its entries in one unique btree on
+-- (key_hash(ipk), ipk, isk, pk, sk): a Query names the partition key's hash
+-- with the key, a Scan reads ranges of hashes (src/storage/storage.c).  Before,
+-- a primary key on (ipk, isk, pk, sk) and a segment index on this key were two
+-- sorts of the same rows for every write and every index build.  Here the
+-- segment index of each existing index relation becomes the unique btree and
+-- the primary key goes (one index build per relation).
+DO $$
+DECLARE
+    r record;
+    seg regclass;
+BEGIN
+    FOR r IN SELECT x.storage, c.conname FROM dynindex.indexes x
+             JOIN pg_catalog.pg_constraint c ON c.conrelid = pg_catalog.to_regclass(x.storage) AND c.contype = 'p' LOOP
+        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s ((dynindex.key_hash(ipk)), ipk, isk, pk, sk)', r.storage);
+        FOR seg IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
+                   WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND NOT i.indisunique AND i.indexprs IS NOT NULL LOOP
+            EXECUTE pg_catalog.format('DROP INDEX %s', seg);
+        END LOOP;
+        EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', r.storage, r.conname);
+    END LOOP;
+END $$;
+-- every backend reloads its table cache (and its plans naming the old key)
+ALTER TABLE dynindex.tables ALTER COLUMN table_name SET STATISTICS -1;

@@ -236,20 +236,31 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 		types[nargs] = BYTEAOID;
 		args[nargs++] = PointerGetDatum(rs->fixed);
 		appendStringInfo(&sql, "%s = $%d AND ", rs->cols[0], nargs);
+		if (rs->idx && rs->idx->hash_keyed)
+		{
+			/* an index relation's btree leads with the partition key's hash */
+			types[nargs] = INT4OID;
+			args[nargs++] = Int32GetDatum(DynKeyHash(rs->fixed));
+			appendStringInfo(&sql, "dynindex.key_hash(%s) = $%d AND ", rs->cols[0], nargs);
+		}
 	}
-	if (rs->total_segments > 0 && rs->seg_index)
+	if (rs->nfixed == 0 && (rs->total_segments > 0 ? rs->seg_index : rs->idx && rs->idx->hash_keyed))
 	{
 		/*
 		 * One segment: the hashes [low, next segment's low) in (hash, key)
 		 * order, from the segment's first hash or just after the last key
-		 * read (a Scan reads forward and has no upper key bound).
+		 * read (a Scan reads forward and has no upper key bound).  A whole
+		 * Scan of an index relation is its one segment: its only btree on
+		 * the key is in (hash, key) order.
 		 */
 		bool		resumed = VARSIZE_ANY_EXHDR(rs->lo[0]) > 0;
+		int			segment = rs->total_segments > 0 ? rs->segment : 0;
+		int			total = Max(rs->total_segments, 1);
 
-		Assert(!has_hi && rs->nfixed == 0);
+		Assert(!has_hi);
 		types[nargs] = INT4OID;
 		args[nargs++] = Int32GetDatum(resumed ? DynKeyHash(rs->lo[0]) :
-									  (int32) DynSegmentLowHash(rs->segment, rs->total_segments));
+									  (int32) DynSegmentLowHash(segment, total));
 		appendStringInfo(&sql, "(dynindex.key_hash(%s), ", rs->cols[0]);
 		for (i = 0; i < ntuple; i++)
 			appendStringInfo(&sql, "%s%s", i ? ", " : "", rs->cols[i]);
@@ -261,10 +272,10 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 			appendStringInfo(&sql, ", $%d", nargs);
 		}
 		appendStringInfoChar(&sql, ')');
-		if (rs->segment + 1 < rs->total_segments)
+		if (segment + 1 < total)
 		{
 			types[nargs] = INT4OID;
-			args[nargs++] = Int32GetDatum((int32) DynSegmentLowHash(rs->segment + 1, rs->total_segments));
+			args[nargs++] = Int32GetDatum((int32) DynSegmentLowHash(segment + 1, total));
 			appendStringInfo(&sql, " AND dynindex.key_hash(%s) < $%d", rs->cols[0], nargs);
 		}
 		appendStringInfo(&sql, " ORDER BY dynindex.key_hash(%s)", rs->cols[0]);

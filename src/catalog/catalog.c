@@ -439,7 +439,9 @@ load_table_in_snapshot(const char *name)
 
 	/* a GSI's own maximum: none before the 0.3 catalog */
 	ret = SPI_execute_with_args(psprintf("SELECT index_name, is_global, key_schema, projection, status, "
-										 "backfilling, storage, throughput, %s FROM dynindex.indexes "
+										 "backfilling, storage, throughput, %s, "
+										 "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.contype = 'p' "
+										 "AND c.conrelid = pg_catalog.to_regclass(storage)) FROM dynindex.indexes "
 										 "WHERE table_name = $1 ORDER BY position",
 										 DynCatalogHasIndexOnDemand() ? "on_demand_throughput" : "NULL::jsonb"),
 								1, argtypes, args, NULL, true, 0);
@@ -466,6 +468,7 @@ load_table_in_snapshot(const char *name)
 		idx->throughput = isnull ? NULL : copy_jsonb(d);
 		d = SPI_getbinval(tup, desc, 9, &isnull);
 		idx->on_demand = isnull ? NULL : copy_jsonb(d);
+		idx->hash_keyed = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
 		load_index_keys(idx, t->attribute_definitions);
 		load_index_projection(idx);
 	}

@@ -70,8 +70,9 @@ collection_plan(DynTable *t)
 	appendStringInfo(&sql, "SELECT (SELECT coalesce(sum(size), 0) FROM %s WHERE pk = $1)::int8", t->storage);
 	for (i = 0; i < t->nindexes; i++)
 		if (!t->indexes[i].is_global)
-			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE ipk = $1)::int8",
-							 LSI_ENTRY_OVERHEAD, t->indexes[i].storage);
+			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE %sipk = $1)::int8",
+							 LSI_ENTRY_OVERHEAD, t->indexes[i].storage,
+							 DynStorageIndexHashCond(t->indexes[i].hash_keyed, 1));
 	plan = SPI_prepare(sql.data, 1, types);
 	if (plan == NULL || SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql.data);

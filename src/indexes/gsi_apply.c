@@ -61,8 +61,8 @@ gsi_plan(DynIndex *idx, int which)
 			break;
 		default:
 			sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($3, $4, $1, $2, $5, $6) "
-						   "ON CONFLICT (ipk, isk, pk, sk) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
-						   idx->storage);
+						   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
+						   idx->storage, DynStorageIndexKey(idx->hash_keyed));
 			nargs = 6;
 			break;
 	}

@@ -133,21 +133,52 @@ DynStorageCreateTable(const char *storage, int partitions)
 
 /*
  * Create an index's storage relation: entries keyed by the encoded index key
- * and the base key.  A GSI also finds an item's entry by its base key.
+ * and the base key.  Its one btree on that key leads with the hash of the
+ * index partition key, (key_hash(ipk), ipk, isk, pk, sk), unique: a Query
+ * names the hash with its partition key, a Scan (whole or one segment) reads
+ * ranges of hashes.  (Before 0.3 an index relation had a primary key on
+ * (ipk, isk, pk, sk) beside a segment index on this key; the 0.2--0.3 update
+ * replaces the two by this one, which builds in half the time.)  A GSI also
+ * finds an item's entry by its base key.
  */
 void
 DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage)
 {
+	bool		hashed = DynStorageHasSegmentIndexes();
+
 	exec_ddl(psprintf("CREATE TABLE %s (ipk bytea NOT NULL, isk bytea NOT NULL, pk bytea NOT NULL, "
-					  "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL, "
-					  "PRIMARY KEY (ipk, isk, pk, sk))", storage));
+					  "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL%s)", storage,
+					  hashed ? "" : ", PRIMARY KEY (ipk, isk, pk, sk)"));
 	if (global)
 		exec_ddl(psprintf("CREATE INDEX ON %s (pk, sk)", storage));
-	create_segment_index(storage, "ipk", "ipk, isk, pk, sk");
+	if (hashed)
+		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s)", storage, DynStorageIndexKey(true)));
 	if (DynStorageDistributing())
 		DynStorageDistribute(storage, "ipk", global ? NULL : table_storage);
 	else
 		DynStorageAddGuard(storage);
+}
+
+/*
+ * The unique key of an index's storage relation, as a column list (an ON
+ * CONFLICT target): hashed, the 0.3 layout (key_hash(ipk), ipk, isk, pk, sk);
+ * else the primary key of older relations.
+ */
+const char *
+DynStorageIndexKey(bool hashed)
+{
+	return hashed ? "(dynindex.key_hash(ipk)), ipk, isk, pk, sk" : "ipk, isk, pk, sk";
+}
+
+/*
+ * The condition that leads a search of an index's storage relation by its
+ * partition key $param to its btree (followed by AND; empty for an older
+ * relation, whose primary key leads with ipk).
+ */
+char *
+DynStorageIndexHashCond(bool hashed, int param)
+{
+	return hashed ? psprintf("dynindex.key_hash(ipk) = dynindex.key_hash($%d) AND ", param) : "";
 }
 
 /* Drop a storage relation. */

@@ -41,6 +41,9 @@ extern void DynStorageCreateTable(const char *storage, int partitions);
 /* An index's storage relation (LSI: co-located with table_storage; GSI: its own partition key). */
 extern void DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage);
 extern void DynStorageDropTable(const char *storage);
+/* An index relation's unique key (ON CONFLICT target) and the condition that searches it by ipk = $param. */
+extern const char *DynStorageIndexKey(bool hashed);
+extern char *DynStorageIndexHashCond(bool hashed, int param);
 
 /* Parallel-scan segments: disjoint ranges of the partition key's hash. */
 extern int32 DynKeyHash(const bytea *key);

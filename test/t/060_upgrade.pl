@@ -142,6 +142,23 @@ $node->safe_psql('old', 'ALTER EXTENSION dynindex UPDATE');
 is($node->safe_psql('old', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
 	$default, "ALTER EXTENSION dynindex UPDATE goes to the default version $default");
 
+# The btrees of each index relation of Orders ("pkey", "unique" and the key).
+sub index_btrees
+{
+	my ($db) = @_;
+	return $node->safe_psql($db, q{
+		SELECT string_agg(x.index_name || ' ' || (
+		         SELECT string_agg(CASE WHEN i.indisprimary THEN 'pkey ' WHEN i.indisunique THEN 'unique ' ELSE '' END
+		                           || regexp_replace(pg_get_indexdef(i.indexrelid), '.* USING btree ', ''), ' + ' ORDER BY 1)
+		           FROM pg_index i WHERE i.indrelid = x.storage::regclass), ', ' ORDER BY x.index_name)
+		  FROM dynindex.indexes x WHERE x.table_name = 'Orders'});
+}
+# Since 0.3 an index relation has one unique btree on its key, led by the hash of ipk.
+my $HASH_KEYED = 'byCust (pk, sk) + unique (dynindex.key_hash(ipk), ipk, isk, pk, sk), '
+  . 'byStatus unique (dynindex.key_hash(ipk), ipk, isk, pk, sk)';
+is(index_btrees('old'), $HASH_KEYED,
+	'0.1 -> update: each index relation\'s primary key and segment index became one unique btree');
+
 # The data and indexes of a database as it was at 0.1 (also used after the restore).
 sub check_data
 {
@@ -295,6 +312,7 @@ like(api_error('mid', 'UpdateTable', { TableName => 'Orders', GlobalSecondaryInd
 $node->safe_psql('mid', 'ALTER EXTENSION dynindex UPDATE');
 is($node->safe_psql('mid', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
 	$default, "0.2 -> ALTER EXTENSION dynindex UPDATE goes to the default version $default");
+is(index_btrees('mid'), $HASH_KEYED, '0.2 -> update: the index relations have one unique btree on the key');
 check_data('mid', 'upgraded from 0.2', 41);
 is($node->safe_psql('mid', q{SELECT string_agg(event_name || ' ' || (old_image->'n'->>'N') || '->' || (new_image->'n'->>'N'), ',') FROM dynindex.stream_records}),
 	'MODIFY 13->14', 'upgraded from 0.2: the stream and its record made at 0.2 are there');
@@ -405,6 +423,9 @@ command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('
 	'the 0.1 dump restores into a new database');
 is($node->safe_psql('restored', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
 	$default, "the restored database has the default version $default");
+# a dump of 0.1 restores its index relations as they were (a primary key): they keep working
+is(index_btrees('restored'), 'byCust (pk, sk) + pkey (ipk, isk, pk, sk), byStatus pkey (ipk, isk, pk, sk)',
+	'restored from 0.1: the index relations keep their primary keys');
 check_data('restored', 'restored from 0.1', 40);
 
 # ---------------------------------------------------------------------------
