@@ -148,9 +148,10 @@ sub index_btrees
 	my ($db) = @_;
 	return $node->safe_psql($db, q{
 		SELECT string_agg(x.index_name || ' ' || (
-		         SELECT string_agg(CASE WHEN i.indisprimary THEN 'pkey ' WHEN i.indisunique THEN 'unique ' ELSE '' END
-		                           || regexp_replace(pg_get_indexdef(i.indexrelid), '.* USING btree ', ''), ' + ' ORDER BY 1)
-		           FROM pg_index i WHERE i.indrelid = x.storage::regclass), ', ' ORDER BY x.index_name)
+		         SELECT string_agg(b, ' + ' ORDER BY b COLLATE "C") FROM (
+		           SELECT CASE WHEN i.indisprimary THEN 'pkey ' WHEN i.indisunique THEN 'unique ' ELSE '' END
+		                  || regexp_replace(pg_get_indexdef(i.indexrelid), '.* USING btree ', '') AS b
+		             FROM pg_index i WHERE i.indrelid = x.storage::regclass) bs), ', ' ORDER BY x.index_name)
 		  FROM dynindex.indexes x WHERE x.table_name = 'Orders'});
 }
 # Since 0.3 an index relation has one unique btree on its key, led by the hash of ipk.
