@@ -584,23 +584,32 @@ REVOKE ALL ON FUNCTION dynindex.replication_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_monitor;
 -- == one btree on an index's key ==
 -- An index's storage relation keeps its entries in one unique btree on
--- (key_hash(ipk), ipk, isk, pk, sk): a Query names the partition key's hash
--- with the key, a Scan reads ranges of hashes (src/storage/storage.c).  Before,
--- a primary key on (ipk, isk, pk, sk) and a segment index on this key were two
--- sorts of the same rows for every write and every index build.  Here the
--- segment index of each existing index relation becomes the unique btree and
--- the primary key goes (one index build per relation).
+-- dynindex.index_key(ipk, isk, pk, sk): one byte string ordered as the tuple
+-- (key_hash(ipk), ipk, isk, pk, sk), so a Query is a range of it, a Scan (whole
+-- or one segment) a range of hashes (src/storage/storage.c DynIndexKey).
+-- Before, a primary key on (ipk, isk, pk, sk) and a segment index on
+-- (key_hash(ipk), ipk, isk, pk, sk) were two btrees of the same rows, each
+-- written by every index write and sorted by every index build, comparing
+-- columns one by one.  Each existing index relation gets the new btree and
+-- loses the two (one index build per relation).
+CREATE FUNCTION dynindex.index_key(ipk bytea, isk bytea, pk bytea, sk bytea)
+RETURNS bytea
+AS 'MODULE_PATHNAME', 'dynindex_index_key'
+LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION dynindex.index_key(bytea, bytea, bytea, bytea) IS
+  'The key of an index entry in its storage relation''s btree: the hash of ipk (4 bytes), then ipk, isk and pk escaped and terminated, then sk; byte order = the order of (key_hash(ipk), ipk, isk, pk, sk) (internal)';
 DO $$
 DECLARE
     r record;
-    seg regclass;
+    old regclass;
 BEGIN
     FOR r IN SELECT x.storage, c.conname FROM dynindex.indexes x
              JOIN pg_catalog.pg_constraint c ON c.conrelid = pg_catalog.to_regclass(x.storage) AND c.contype = 'p' LOOP
-        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s ((dynindex.key_hash(ipk)), ipk, isk, pk, sk)', r.storage);
-        FOR seg IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
-                   WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND NOT i.indisunique AND i.indexprs IS NOT NULL LOOP
-            EXECUTE pg_catalog.format('DROP INDEX %s', seg);
+        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk))', r.storage);
+        FOR old IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
+                   WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND NOT i.indisunique
+                     AND pg_catalog.pg_get_indexdef(i.indexrelid) LIKE '%dynindex.key_hash(ipk)%' LOOP
+            EXECUTE pg_catalog.format('DROP INDEX %s', old);
         END LOOP;
         EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', r.storage, r.conname);
     END LOOP;

@@ -168,12 +168,13 @@ static DynPartiQLRead *partiql_read = NULL;
 static uint64 plan_cache_generation = 0;
 
 /*
- * A kept plan for sql, prepared on first use.  The texts name storage
- * relations: the cache is emptied whenever the catalog changes, or a backend
- * that sees many tables created and deleted would keep their plans forever.
+ * A kept plan for sql, prepared on first use (with these cursor options: 0,
+ * or CURSOR_OPT_GENERIC_PLAN).  The texts name storage relations: the cache
+ * is emptied whenever the catalog changes, or a backend that sees many tables
+ * created and deleted would keep their plans forever.
  */
 static SPIPlanPtr
-cached_plan(const char *sql, int nargs, Oid *types)
+cached_plan(const char *sql, int nargs, Oid *types, int options)
 {
 	PlanEntry  *e;
 	bool		found;
@@ -204,7 +205,7 @@ cached_plan(const char *sql, int nargs, Oid *types)
 	e = hash_search(plan_cache, sql, HASH_FIND, NULL);
 	if (e && e->plan)
 		return e->plan;
-	plan = SPI_prepare(sql, nargs, types);
+	plan = SPI_prepare_cursor(sql, nargs, types, options);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
@@ -212,6 +213,63 @@ cached_plan(const char *sql, int nargs, Oid *types)
 	e = hash_search(plan_cache, sql, HASH_ENTER, &found);
 	e->plan = plan;
 	return plan;
+}
+
+/*
+ * One batch of an index relation keyed by DYN_INDEX_KEY (0.3): the key tuple
+ * bounds as a range of that one key (storage.c DynIndexKey).  A Query's range
+ * stays inside its partition key; a Scan's inside its segment's hashes, a
+ * whole Scan being one segment (the index's order: DynamoDB's Scan order).
+ */
+static void
+run_keyed_batch(ReadSpec *rs, bool has_hi, int64 n)
+{
+	StringInfoData sql;
+	Datum		args[3];
+	Oid			types[3] = {BYTEAOID, BYTEAOID, INT8OID};
+	int			nargs = 0;
+	bytea	   *hi = NULL;
+	int			ret;
+
+	if (rs->nfixed)
+	{
+		args[nargs++] = PointerGetDatum(DynIndexKey(rs->fixed, rs->lo[0], rs->lo[1], rs->lo[2]));
+		hi = has_hi ? DynIndexKey(rs->fixed, rs->hi[0], rs->hi[1], rs->hi[2]) : DynIndexKeyAfter(rs->fixed);
+	}
+	else
+	{
+		int			segment = rs->total_segments > 0 ? rs->segment : 0;
+		int			total = Max(rs->total_segments, 1);
+
+		Assert(!has_hi);
+		/* from the segment's first hash, or just after the last key read */
+		args[nargs++] = PointerGetDatum(VARSIZE_ANY_EXHDR(rs->lo[0]) > 0 ?
+										DynIndexKey(rs->lo[0], rs->lo[1], rs->lo[2], rs->lo[3]) :
+										DynIndexKeyOfHash(DynSegmentLowHash(segment, total)));
+		if (segment + 1 < total)
+			hi = DynIndexKeyOfHash(DynSegmentLowHash(segment + 1, total));
+	}
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "SELECT ipk, isk, pk, sk, size, item FROM %s WHERE " DYN_INDEX_KEY " >= $1", rs->rel);
+	if (hi)
+	{
+		args[nargs++] = PointerGetDatum(hi);
+		appendStringInfoString(&sql, " AND " DYN_INDEX_KEY " < $2");
+	}
+	types[nargs] = INT8OID;
+	args[nargs++] = Int64GetDatum(n);
+	appendStringInfo(&sql, " ORDER BY " DYN_INDEX_KEY "%s LIMIT $%d", rs->forward ? "" : " DESC", nargs);
+
+	/*
+	 * Always the generic plan: the index range in the key's order.  A custom
+	 * plan estimates the rows of one range from the key's histogram, may find
+	 * a handful, and read them by a bitmap and sort them: every row of a
+	 * large partition for one page when the guess is wrong.
+	 */
+	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, CURSOR_OPT_GENERIC_PLAN), args, NULL, true, 0);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
+	pfree(sql.data);
 }
 
 /* Build and run one batch; leaves the rows in SPI_tuptable. */
@@ -226,6 +284,11 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 	int			i;
 	int			ret;
 
+	if (rs->idx && rs->idx->keyed)
+	{
+		run_keyed_batch(rs, has_hi, n);
+		return;
+	}
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
 	for (i = 0; i < rs->ncols; i++)
@@ -236,31 +299,20 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 		types[nargs] = BYTEAOID;
 		args[nargs++] = PointerGetDatum(rs->fixed);
 		appendStringInfo(&sql, "%s = $%d AND ", rs->cols[0], nargs);
-		if (rs->idx && rs->idx->hash_keyed)
-		{
-			/* an index relation's btree leads with the partition key's hash */
-			types[nargs] = INT4OID;
-			args[nargs++] = Int32GetDatum(DynKeyHash(rs->fixed));
-			appendStringInfo(&sql, "dynindex.key_hash(%s) = $%d AND ", rs->cols[0], nargs);
-		}
 	}
-	if (rs->nfixed == 0 && (rs->total_segments > 0 ? rs->seg_index : rs->idx && rs->idx->hash_keyed))
+	if (rs->total_segments > 0 && rs->seg_index)
 	{
 		/*
 		 * One segment: the hashes [low, next segment's low) in (hash, key)
 		 * order, from the segment's first hash or just after the last key
-		 * read (a Scan reads forward and has no upper key bound).  A whole
-		 * Scan of an index relation is its one segment: its only btree on
-		 * the key is in (hash, key) order.
+		 * read (a Scan reads forward and has no upper key bound).
 		 */
 		bool		resumed = VARSIZE_ANY_EXHDR(rs->lo[0]) > 0;
-		int			segment = rs->total_segments > 0 ? rs->segment : 0;
-		int			total = Max(rs->total_segments, 1);
 
-		Assert(!has_hi);
+		Assert(!has_hi && rs->nfixed == 0);
 		types[nargs] = INT4OID;
 		args[nargs++] = Int32GetDatum(resumed ? DynKeyHash(rs->lo[0]) :
-									  (int32) DynSegmentLowHash(segment, total));
+									  (int32) DynSegmentLowHash(rs->segment, rs->total_segments));
 		appendStringInfo(&sql, "(dynindex.key_hash(%s), ", rs->cols[0]);
 		for (i = 0; i < ntuple; i++)
 			appendStringInfo(&sql, "%s%s", i ? ", " : "", rs->cols[i]);
@@ -272,10 +324,10 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 			appendStringInfo(&sql, ", $%d", nargs);
 		}
 		appendStringInfoChar(&sql, ')');
-		if (segment + 1 < total)
+		if (rs->segment + 1 < rs->total_segments)
 		{
 			types[nargs] = INT4OID;
-			args[nargs++] = Int32GetDatum((int32) DynSegmentLowHash(segment + 1, total));
+			args[nargs++] = Int32GetDatum((int32) DynSegmentLowHash(rs->segment + 1, rs->total_segments));
 			appendStringInfo(&sql, " AND dynindex.key_hash(%s) < $%d", rs->cols[0], nargs);
 		}
 		appendStringInfo(&sql, " ORDER BY dynindex.key_hash(%s)", rs->cols[0]);
@@ -284,7 +336,7 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 		types[nargs] = INT8OID;
 		args[nargs++] = Int64GetDatum(n);
 		appendStringInfo(&sql, " LIMIT $%d", nargs);
-		ret = SPI_execute_plan(cached_plan(sql.data, nargs, types), args, NULL, true, 0);
+		ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, 0), args, NULL, true, 0);
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
 		pfree(sql.data);
@@ -325,7 +377,7 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 	args[nargs++] = Int64GetDatum(n);
 	appendStringInfo(&sql, " LIMIT $%d", nargs);
 
-	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types), args, NULL, true, 0);
+	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, 0), args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
 	pfree(sql.data);

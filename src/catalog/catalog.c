@@ -468,7 +468,7 @@ load_table_in_snapshot(const char *name)
 		idx->throughput = isnull ? NULL : copy_jsonb(d);
 		d = SPI_getbinval(tup, desc, 9, &isnull);
 		idx->on_demand = isnull ? NULL : copy_jsonb(d);
-		idx->hash_keyed = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
+		idx->keyed = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
 		load_index_keys(idx, t->attribute_definitions);
 		load_index_projection(idx);
 	}

@@ -46,7 +46,7 @@ typedef struct DynIndex
 	char	   *status;			/* ACTIVE, CREATING, ... */
 	bool		backfilling;
 	char	   *storage;		/* qualified storage table name */
-	bool		hash_keyed;		/* its storage's unique btree leads with key_hash(ipk) (0.3; storage.c) */
+	bool		keyed;			/* its storage's one btree is on DYN_INDEX_KEY (0.3; else a primary key) */
 	Jsonb	   *key_schema;		/* as given */
 	Jsonb	   *projection_json;	/* as given */
 	Jsonb	   *throughput;		/* ProvisionedThroughput as given, or NULL */

@@ -59,7 +59,7 @@ DynTableHasLsi(DynTable *t)
 static SPIPlanPtr
 collection_plan(DynTable *t)
 {
-	static Oid	types[1] = {BYTEAOID};
+	static Oid	types[3] = {BYTEAOID, BYTEAOID, BYTEAOID};
 	StringInfoData sql;
 	SPIPlanPtr	plan;
 	int			i;
@@ -70,10 +70,10 @@ collection_plan(DynTable *t)
 	appendStringInfo(&sql, "SELECT (SELECT coalesce(sum(size), 0) FROM %s WHERE pk = $1)::int8", t->storage);
 	for (i = 0; i < t->nindexes; i++)
 		if (!t->indexes[i].is_global)
-			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE %sipk = $1)::int8",
+			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE %s)::int8",
 							 LSI_ENTRY_OVERHEAD, t->indexes[i].storage,
-							 DynStorageIndexHashCond(t->indexes[i].hash_keyed, 1));
-	plan = SPI_prepare(sql.data, 1, types);
+							 t->indexes[i].keyed ? DYN_INDEX_KEY " >= $2 AND " DYN_INDEX_KEY " < $3" : "ipk = $1");
+	plan = SPI_prepare(sql.data, 3, types);
 	if (plan == NULL || SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql.data);
 	t->plans[COLLECTION_PLAN_SLOT] = plan;
@@ -87,7 +87,9 @@ collection_plan(DynTable *t)
 int64
 DynCollectionSize(DynTable *t, bytea *pk)
 {
-	Datum		args[1] = {PointerGetDatum(pk)};
+	/* $2, $3: the LSI entries of pk are this range of their key */
+	Datum		args[3] = {PointerGetDatum(pk), PointerGetDatum(DynIndexKey(pk, NULL, NULL, NULL)),
+	PointerGetDatum(DynIndexKeyAfter(pk))};
 	bool		isnull;
 	Datum		d;
 

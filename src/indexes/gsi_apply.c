@@ -62,7 +62,7 @@ gsi_plan(DynIndex *idx, int which)
 		default:
 			sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($3, $4, $1, $2, $5, $6) "
 						   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
-						   idx->storage, DynStorageIndexKey(idx->hash_keyed));
+						   idx->storage, DynIndexConflictTarget(idx->keyed));
 			nargs = 6;
 			break;
 	}

@@ -29,12 +29,11 @@ lsi_plan(DynIndex *idx, int which)
 	if (idx->plans[which])
 		return idx->plans[which];
 	if (which == LSI_PLAN_DELETE)
-		sql = psprintf("DELETE FROM %s WHERE %sipk = $1 AND isk = $2 AND pk = $3 AND sk = $4", idx->storage,
-					   DynStorageIndexHashCond(idx->hash_keyed, 1));
+		sql = psprintf("DELETE FROM %s WHERE %s", idx->storage, DynIndexKeyEquals(idx->keyed));
 	else
 		sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($1, $2, $3, $4, $5, $6) "
 					   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
-					   idx->storage, DynStorageIndexKey(idx->hash_keyed));
+					   idx->storage, DynIndexConflictTarget(idx->keyed));
 	plan = SPI_prepare(sql, which == LSI_PLAN_DELETE ? 4 : 6, types);
 	if (plan == NULL || SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql);

@@ -65,8 +65,8 @@ static void
 check_base_items(DynTable *t, DynIndex *idx, VerifyCounts *c, MemoryContext tmp)
 {
 	Oid			types[4] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
-	SPIPlanPtr	probe = prepare(psprintf("SELECT size, item FROM %s WHERE %sipk = $1 AND isk = $2 AND pk = $3 AND sk = $4",
-										 idx->storage, DynStorageIndexHashCond(idx->hash_keyed, 1)), 4, types);
+	SPIPlanPtr	probe = prepare(psprintf("SELECT size, item FROM %s WHERE %s",
+										 idx->storage, DynIndexKeyEquals(idx->keyed)), 4, types);
 	Portal		cur = SPI_cursor_open_with_args(NULL, psprintf("SELECT pk, sk, item FROM %s", t->storage),
 												0, NULL, NULL, NULL, true, 0);
 

@@ -92,6 +92,156 @@ DynStorageHasSegmentIndexes(void)
 									 1, argtypes, true));
 }
 
+/* Does this database have dynindex.index_key (0.3), and so index relations keyed by it? */
+static bool
+has_index_key(void)
+{
+	Oid			argtypes[4] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
+
+	return OidIsValid(LookupFuncName(list_make2(makeString("dynindex"), makeString("index_key")),
+									 4, argtypes, true));
+}
+
+/* ------------------------------------------------------------ index keys */
+
+/* Bytes of a key part escaped (0x00 -> 0x00 0xFF) and terminated (0x00 0x00). */
+static Size
+escaped_size(const bytea *b)
+{
+	const char *p = VARDATA_ANY(b);
+	const char *end = p + VARSIZE_ANY_EXHDR(b);
+	Size		n = VARSIZE_ANY_EXHDR(b) + 2;
+
+	while (p < end && (p = memchr(p, 0, end - p)) != NULL)
+	{
+		n++;
+		p++;
+	}
+	return n;
+}
+
+static char *
+put_escaped(char *out, const bytea *b)
+{
+	const char *p = VARDATA_ANY(b);
+	const char *end = p + VARSIZE_ANY_EXHDR(b);
+
+	for (;;)
+	{
+		const char *z = p < end ? memchr(p, 0, end - p) : NULL;
+		Size		chunk = (z ? z : end) - p;
+
+		memcpy(out, p, chunk);
+		out += chunk;
+		if (z == NULL)
+			break;
+		*out++ = 0;
+		*out++ = (char) 0xFF;
+		p = z + 1;
+	}
+	*out++ = 0;
+	*out++ = 0;
+	return out;
+}
+
+/* The 4 bytes that order an int4 hash as unsigned bytes (hash + 2^31, big-endian). */
+static char *
+put_hash(char *out, int64 hash)
+{
+	uint32		u = (uint32) (hash + (INT64CONST(1) << 31));
+
+	out[0] = (char) (u >> 24);
+	out[1] = (char) (u >> 16);
+	out[2] = (char) (u >> 8);
+	out[3] = (char) u;
+	return out + 4;
+}
+
+/*
+ * The key of an index entry, the one column of its storage relation's btree
+ * (0.3): the hash of ipk (4 bytes, ordered as an int4), then ipk, isk and pk
+ * each escaped and terminated, then sk as it is.  Comparing two such keys
+ * byte by byte orders them as the tuples (key_hash(ipk), ipk, isk, pk, sk),
+ * so a Query is a range of it, a parallel-Scan segment too; and a btree build
+ * compares one string, mostly by its first 8 bytes (PostgreSQL's abbreviated
+ * key), instead of five columns found one after another in each index tuple
+ * (a GSI's build took three times as long).  A prefix: the parts from isk on
+ * may be NULL (the key up to the last part given; a NULL sk adds nothing).
+ */
+bytea *
+DynIndexKey(const bytea *ipk, const bytea *isk, const bytea *pk, const bytea *sk)
+{
+	Size		len = 4 + escaped_size(ipk) + (isk ? escaped_size(isk) : 0) +
+		(isk && pk ? escaped_size(pk) : 0) + (isk && pk && sk ? VARSIZE_ANY_EXHDR(sk) : 0);
+	bytea	   *k = palloc(VARHDRSZ + len);
+	char	   *out = put_hash(VARDATA(k), DynKeyHash(ipk));
+
+	out = put_escaped(out, ipk);
+	if (isk)
+	{
+		out = put_escaped(out, isk);
+		if (pk)
+		{
+			out = put_escaped(out, pk);
+			if (sk)
+			{
+				memcpy(out, VARDATA_ANY(sk), VARSIZE_ANY_EXHDR(sk));
+				out += VARSIZE_ANY_EXHDR(sk);
+			}
+		}
+	}
+	Assert(out == VARDATA(k) + len);
+	SET_VARSIZE(k, VARHDRSZ + len);
+	return k;
+}
+
+/* The first index key past every entry of partition key ipk. */
+bytea *
+DynIndexKeyAfter(const bytea *ipk)
+{
+	bytea	   *k = DynIndexKey(ipk, NULL, NULL, NULL);
+
+	/* h esc(ipk) 00 00 -> h esc(ipk) 00 01: an escaped part never holds 00 01 */
+	VARDATA(k)[VARSIZE(k) - VARHDRSZ - 1] = 1;
+	return k;
+}
+
+/* The index key where the hashes from hash on begin (4 bytes). */
+bytea *
+DynIndexKeyOfHash(int64 hash)
+{
+	bytea	   *k = palloc(VARHDRSZ + 4);
+
+	put_hash(VARDATA(k), hash);
+	SET_VARSIZE(k, VARHDRSZ + 4);
+	return k;
+}
+
+/* The unique key of an index relation, as an ON CONFLICT target. */
+const char *
+DynIndexConflictTarget(bool keyed)
+{
+	return keyed ? "(" DYN_INDEX_KEY ")" : "ipk, isk, pk, sk";
+}
+
+/* The condition that finds an index relation's entry ($1..$4: ipk, isk, pk, sk). */
+char *
+DynIndexKeyEquals(bool keyed)
+{
+	return keyed ? DYN_INDEX_KEY " = dynindex.index_key($1, $2, $3, $4)" :
+		"ipk = $1 AND isk = $2 AND pk = $3 AND sk = $4";
+}
+
+PG_FUNCTION_INFO_V1(dynindex_index_key);
+
+/* dynindex.index_key(ipk, isk, pk, sk): the key of an index entry (DynIndexKey). */
+Datum
+dynindex_index_key(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BYTEA_P(DynIndexKey(PG_GETARG_BYTEA_PP(0), PG_GETARG_BYTEA_PP(1),
+								  PG_GETARG_BYTEA_PP(2), PG_GETARG_BYTEA_PP(3)));
+}
+
 /*
  * The segment index of a storage relation: its rows in (hash of the
  * partition key, key columns) order, so that each parallel-Scan segment
@@ -133,52 +283,31 @@ DynStorageCreateTable(const char *storage, int partitions)
 
 /*
  * Create an index's storage relation: entries keyed by the encoded index key
- * and the base key.  Its one btree on that key leads with the hash of the
- * index partition key, (key_hash(ipk), ipk, isk, pk, sk), unique: a Query
- * names the hash with its partition key, a Scan (whole or one segment) reads
- * ranges of hashes.  (Before 0.3 an index relation had a primary key on
- * (ipk, isk, pk, sk) beside a segment index on this key; the 0.2--0.3 update
- * replaces the two by this one, which builds in half the time.)  A GSI also
- * finds an item's entry by its base key.
+ * and the base key, in one unique btree on dynindex.index_key(ipk, isk, pk,
+ * sk) (DynIndexKey: a Query is a range of it, a Scan, whole or one segment,
+ * a range of hashes).  Before 0.3 an index relation had a primary key on
+ * (ipk, isk, pk, sk) beside a segment index on (key_hash(ipk), ipk, isk, pk,
+ * sk); the 0.2--0.3 update replaces the two by this one.  A GSI also finds an
+ * item's entry by its base key.
  */
 void
 DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage)
 {
-	bool		hashed = DynStorageHasSegmentIndexes();
+	bool		keyed = has_index_key();
 
 	exec_ddl(psprintf("CREATE TABLE %s (ipk bytea NOT NULL, isk bytea NOT NULL, pk bytea NOT NULL, "
 					  "sk bytea NOT NULL, size int4 NOT NULL, item jsonb NOT NULL%s)", storage,
-					  hashed ? "" : ", PRIMARY KEY (ipk, isk, pk, sk)"));
+					  keyed ? "" : ", PRIMARY KEY (ipk, isk, pk, sk)"));
 	if (global)
 		exec_ddl(psprintf("CREATE INDEX ON %s (pk, sk)", storage));
-	if (hashed)
-		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s)", storage, DynStorageIndexKey(true)));
+	if (keyed)
+		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s)", storage, DYN_INDEX_KEY));
+	else
+		create_segment_index(storage, "ipk", "ipk, isk, pk, sk");
 	if (DynStorageDistributing())
 		DynStorageDistribute(storage, "ipk", global ? NULL : table_storage);
 	else
 		DynStorageAddGuard(storage);
-}
-
-/*
- * The unique key of an index's storage relation, as a column list (an ON
- * CONFLICT target): hashed, the 0.3 layout (key_hash(ipk), ipk, isk, pk, sk);
- * else the primary key of older relations.
- */
-const char *
-DynStorageIndexKey(bool hashed)
-{
-	return hashed ? "(dynindex.key_hash(ipk)), ipk, isk, pk, sk" : "ipk, isk, pk, sk";
-}
-
-/*
- * The condition that leads a search of an index's storage relation by its
- * partition key $param to its btree (followed by AND; empty for an older
- * relation, whose primary key leads with ipk).
- */
-char *
-DynStorageIndexHashCond(bool hashed, int param)
-{
-	return hashed ? psprintf("dynindex.key_hash(ipk) = dynindex.key_hash($%d) AND ", param) : "";
 }
 
 /* Drop a storage relation. */

@@ -41,9 +41,16 @@ extern void DynStorageCreateTable(const char *storage, int partitions);
 /* An index's storage relation (LSI: co-located with table_storage; GSI: its own partition key). */
 extern void DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage);
 extern void DynStorageDropTable(const char *storage);
-/* An index relation's unique key (ON CONFLICT target) and the condition that searches it by ipk = $param. */
-extern const char *DynStorageIndexKey(bool hashed);
-extern char *DynStorageIndexHashCond(bool hashed, int param);
+/*
+ * The key of an index relation's one btree (0.3; a relation with a primary key
+ * on (ipk, isk, pk, sk) is older): SQL, and its value (prefixes: NULL parts).
+ */
+#define DYN_INDEX_KEY "dynindex.index_key(ipk, isk, pk, sk)"
+extern bytea *DynIndexKey(const bytea *ipk, const bytea *isk, const bytea *pk, const bytea *sk);
+extern bytea *DynIndexKeyAfter(const bytea *ipk);
+extern bytea *DynIndexKeyOfHash(int64 hash);
+extern const char *DynIndexConflictTarget(bool keyed);
+extern char *DynIndexKeyEquals(bool keyed);
 
 /* Parallel-scan segments: disjoint ranges of the partition key's hash. */
 extern int32 DynKeyHash(const bytea *key);

@@ -154,10 +154,10 @@ sub index_btrees
 		             FROM pg_index i WHERE i.indrelid = x.storage::regclass) bs), ', ' ORDER BY x.index_name)
 		  FROM dynindex.indexes x WHERE x.table_name = 'Orders'});
 }
-# Since 0.3 an index relation has one unique btree on its key, led by the hash of ipk.
-my $HASH_KEYED = 'byCust (pk, sk) + unique (dynindex.key_hash(ipk), ipk, isk, pk, sk), '
-  . 'byStatus unique (dynindex.key_hash(ipk), ipk, isk, pk, sk)';
-is(index_btrees('old'), $HASH_KEYED,
+# Since 0.3 an index relation has one unique btree on its key, dynindex.index_key.
+my $KEYED = 'byCust (pk, sk) + unique (dynindex.index_key(ipk, isk, pk, sk)), '
+  . 'byStatus unique (dynindex.index_key(ipk, isk, pk, sk))';
+is(index_btrees('old'), $KEYED,
 	'0.1 -> update: each index relation\'s primary key and segment index became one unique btree');
 
 # The data and indexes of a database as it was at 0.1 (also used after the restore).
@@ -313,7 +313,7 @@ like(api_error('mid', 'UpdateTable', { TableName => 'Orders', GlobalSecondaryInd
 $node->safe_psql('mid', 'ALTER EXTENSION dynindex UPDATE');
 is($node->safe_psql('mid', q{SELECT extversion FROM pg_extension WHERE extname = 'dynindex'}),
 	$default, "0.2 -> ALTER EXTENSION dynindex UPDATE goes to the default version $default");
-is(index_btrees('mid'), $HASH_KEYED, '0.2 -> update: the index relations have one unique btree on the key');
+is(index_btrees('mid'), $KEYED, '0.2 -> update: the index relations (made at 0.2 with a primary key and a segment index) have one unique btree on the key');
 check_data('mid', 'upgraded from 0.2', 41);
 is($node->safe_psql('mid', q{SELECT string_agg(event_name || ' ' || (old_image->'n'->>'N') || '->' || (new_image->'n'->>'N'), ',') FROM dynindex.stream_records}),
 	'MODIFY 13->14', 'upgraded from 0.2: the stream and its record made at 0.2 are there');
