@@ -584,7 +584,7 @@ REVOKE ALL ON FUNCTION dynindex.replication_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_monitor;
 -- == one btree on an index's key ==
 -- An index's storage relation keeps its entries in one unique btree on
--- dynindex.index_key(ipk, isk, pk, sk): one byte string ordered as the tuple
+-- (dynindex.index_key(ipk, isk, pk, sk), ipk): one byte string ordered as the tuple
 -- (key_hash(ipk), ipk, isk, pk, sk), so a Query is a range of it, a Scan (whole
 -- or one segment) a range of hashes (src/storage/storage.c DynIndexKey).
 -- Before, a primary key on (ipk, isk, pk, sk) and a segment index on
@@ -605,10 +605,11 @@ DECLARE
 BEGIN
     FOR r IN SELECT x.storage, c.conname FROM dynindex.indexes x
              JOIN pg_catalog.pg_constraint c ON c.conrelid = pg_catalog.to_regclass(x.storage) AND c.contype = 'p' LOOP
-        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk))', r.storage);
+        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk), ipk)', r.storage);
+        -- the segment index: the one on an expression not unique
         FOR old IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
                    WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND NOT i.indisunique
-                     AND pg_catalog.pg_get_indexdef(i.indexrelid) LIKE '%dynindex.key_hash(ipk)%' LOOP
+                     AND i.indexprs IS NOT NULL LOOP
             EXECUTE pg_catalog.format('DROP INDEX %s', old);
         END LOOP;
         EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', r.storage, r.conname);

@@ -168,13 +168,14 @@ static DynPartiQLRead *partiql_read = NULL;
 static uint64 plan_cache_generation = 0;
 
 /*
- * A kept plan for sql, prepared on first use (with these cursor options: 0,
- * or CURSOR_OPT_GENERIC_PLAN).  The texts name storage relations: the cache
- * is emptied whenever the catalog changes, or a backend that sees many tables
- * created and deleted would keep their plans forever.
+ * A kept plan for sql, prepared on first use (always its generic plan when
+ * generic_rel, the relation it reads, is this node's).  The texts name
+ * storage relations: the cache is emptied whenever the catalog changes, or a
+ * backend that sees many tables created and deleted would keep their plans
+ * forever.
  */
 static SPIPlanPtr
-cached_plan(const char *sql, int nargs, Oid *types, int options)
+cached_plan(const char *sql, int nargs, Oid *types, const char *generic_rel)
 {
 	PlanEntry  *e;
 	bool		found;
@@ -205,7 +206,8 @@ cached_plan(const char *sql, int nargs, Oid *types, int options)
 	e = hash_search(plan_cache, sql, HASH_FIND, NULL);
 	if (e && e->plan)
 		return e->plan;
-	plan = SPI_prepare_cursor(sql, nargs, types, options);
+	plan = SPI_prepare_cursor(sql, nargs, types, generic_rel && !DynStorageIsDistributed(generic_rel) ?
+							  CURSOR_OPT_GENERIC_PLAN : 0);
 	if (plan == NULL)
 		elog(ERROR, "could not prepare \"%s\": %s", sql, SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
@@ -225,8 +227,8 @@ static void
 run_keyed_batch(ReadSpec *rs, bool has_hi, int64 n)
 {
 	StringInfoData sql;
-	Datum		args[3];
-	Oid			types[3] = {BYTEAOID, BYTEAOID, INT8OID};
+	Datum		args[4];
+	Oid			types[4] = {BYTEAOID, BYTEAOID, BYTEAOID, INT8OID};
 	int			nargs = 0;
 	bytea	   *hi = NULL;
 	int			ret;
@@ -254,19 +256,26 @@ run_keyed_batch(ReadSpec *rs, bool has_hi, int64 n)
 	if (hi)
 	{
 		args[nargs++] = PointerGetDatum(hi);
-		appendStringInfoString(&sql, " AND " DYN_INDEX_KEY " < $2");
+		appendStringInfo(&sql, " AND " DYN_INDEX_KEY " < $%d", nargs);
+	}
+	if (rs->nfixed)
+	{
+		/* implied by the range; Citus sends the read to ipk's shard only when it is named */
+		args[nargs++] = PointerGetDatum(rs->fixed);
+		appendStringInfo(&sql, " AND ipk = $%d", nargs);
 	}
 	types[nargs] = INT8OID;
 	args[nargs++] = Int64GetDatum(n);
 	appendStringInfo(&sql, " ORDER BY " DYN_INDEX_KEY "%s LIMIT $%d", rs->forward ? "" : " DESC", nargs);
 
 	/*
-	 * Always the generic plan: the index range in the key's order.  A custom
-	 * plan estimates the rows of one range from the key's histogram, may find
-	 * a handful, and read them by a bitmap and sort them: every row of a
-	 * large partition for one page when the guess is wrong.
+	 * The generic plan, where the relation is this node's: the index range
+	 * in the key's order.  A custom plan estimates the rows of one range from
+	 * the key's histogram, may find a handful, and read them by a bitmap and
+	 * sort them: every row of a large partition for one page when the guess
+	 * is wrong.  (Citus plans a read of several shards only with the values.)
 	 */
-	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, CURSOR_OPT_GENERIC_PLAN), args, NULL, true, 0);
+	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, rs->rel), args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
 	pfree(sql.data);
@@ -336,7 +345,7 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 		types[nargs] = INT8OID;
 		args[nargs++] = Int64GetDatum(n);
 		appendStringInfo(&sql, " LIMIT $%d", nargs);
-		ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, 0), args, NULL, true, 0);
+		ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, NULL), args, NULL, true, 0);
 		if (ret != SPI_OK_SELECT)
 			elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
 		pfree(sql.data);
@@ -377,7 +386,7 @@ run_batch(ReadSpec *rs, bool has_hi, int64 n)
 	args[nargs++] = Int64GetDatum(n);
 	appendStringInfo(&sql, " LIMIT $%d", nargs);
 
-	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, 0), args, NULL, true, 0);
+	ret = SPI_execute_plan(cached_plan(sql.data, nargs, types, NULL), args, NULL, true, 0);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "range read failed: %s", SPI_result_code_string(ret));
 	pfree(sql.data);

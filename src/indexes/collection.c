@@ -72,7 +72,7 @@ collection_plan(DynTable *t)
 		if (!t->indexes[i].is_global)
 			appendStringInfo(&sql, " + (SELECT coalesce(sum(size + %d), 0) FROM %s WHERE %s)::int8",
 							 LSI_ENTRY_OVERHEAD, t->indexes[i].storage,
-							 t->indexes[i].keyed ? DYN_INDEX_KEY " >= $2 AND " DYN_INDEX_KEY " < $3" : "ipk = $1");
+							 t->indexes[i].keyed ? "ipk = $1 AND " DYN_INDEX_KEY " >= $2 AND " DYN_INDEX_KEY " < $3" : "ipk = $1");
 	plan = SPI_prepare(sql.data, 3, types);
 	if (plan == NULL || SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql.data);

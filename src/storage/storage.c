@@ -221,14 +221,18 @@ DynIndexKeyOfHash(int64 hash)
 const char *
 DynIndexConflictTarget(bool keyed)
 {
-	return keyed ? "(" DYN_INDEX_KEY ")" : "ipk, isk, pk, sk";
+	return keyed ? "(" DYN_INDEX_KEY "), ipk" : "ipk, isk, pk, sk";
 }
 
-/* The condition that finds an index relation's entry ($1..$4: ipk, isk, pk, sk). */
+/*
+ * The condition that finds an index relation's entry ($1..$4: ipk, isk, pk,
+ * sk).  A statement on a keyed relation also names ipk: Citus sends it to the
+ * one shard of ipk only then.
+ */
 char *
 DynIndexKeyEquals(bool keyed)
 {
-	return keyed ? DYN_INDEX_KEY " = dynindex.index_key($1, $2, $3, $4)" :
+	return keyed ? DYN_INDEX_KEY " = dynindex.index_key($1, $2, $3, $4) AND ipk = $1" :
 		"ipk = $1 AND isk = $2 AND pk = $3 AND sk = $4";
 }
 
@@ -285,7 +289,9 @@ DynStorageCreateTable(const char *storage, int partitions)
  * Create an index's storage relation: entries keyed by the encoded index key
  * and the base key, in one unique btree on dynindex.index_key(ipk, isk, pk,
  * sk) (DynIndexKey: a Query is a range of it, a Scan, whole or one segment,
- * a range of hashes).  Before 0.3 an index relation had a primary key on
+ * a range of hashes), then ipk (the key decides it: never compared, but
+ * Citus takes a unique index of a relation distributed by ipk only when ipk
+ * is one of its columns).  Before 0.3 an index relation had a primary key on
  * (ipk, isk, pk, sk) beside a segment index on (key_hash(ipk), ipk, isk, pk,
  * sk); the 0.2--0.3 update replaces the two by this one.  A GSI also finds an
  * item's entry by its base key.
@@ -301,7 +307,7 @@ DynStorageCreateIndexTable(const char *storage, bool global, const char *table_s
 	if (global)
 		exec_ddl(psprintf("CREATE INDEX ON %s (pk, sk)", storage));
 	if (keyed)
-		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s)", storage, DYN_INDEX_KEY));
+		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s, ipk)", storage, DYN_INDEX_KEY));
 	else
 		create_segment_index(storage, "ipk", "ipk, isk, pk, sk");
 	if (DynStorageDistributing())
