@@ -24,7 +24,8 @@ UNION ALL
 SELECT 'gsi', i.storage FROM dynindex.indexes i WHERE i.table_name = 'ps_t';
 CREATE TEMP TABLE segidx AS
 SELECT r.what, r.storage, x.indexrelid AS idx
-  FROM rels r JOIN pg_index x ON x.indrelid = r.storage::regclass AND x.indexprs IS NOT NULL;
+  FROM rels r JOIN pg_index x ON x.indrelid = r.storage::regclass AND x.indexprs IS NOT NULL
+   AND (r.what = 'table' OR x.indisunique);
 SELECT what, regexp_replace(pg_get_indexdef(idx), 't[0-9]+(_[0-9]+)?', 'T', 'g') AS segment_index
   FROM segidx ORDER BY what;
 

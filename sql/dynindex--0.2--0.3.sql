@@ -591,7 +591,8 @@ GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_m
 -- (key_hash(ipk), ipk, isk, pk, sk) were two btrees of the same rows, each
 -- written by every index write and sorted by every index build, comparing
 -- columns one by one.  Each existing index relation gets the new btree and
--- loses the two (one index build per relation).
+-- loses the two (one index build per relation); a GSI's index on its base key
+-- (pk, sk) becomes one on the hash of pk || sk (an int4: a quarter of the size).
 CREATE FUNCTION dynindex.index_key(ipk bytea, isk bytea, pk bytea, sk bytea)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'dynindex_index_key'
@@ -603,7 +604,7 @@ DECLARE
     r record;
     old regclass;
 BEGIN
-    FOR r IN SELECT x.storage, c.conname FROM dynindex.indexes x
+    FOR r IN SELECT x.storage, x.is_global, c.conname FROM dynindex.indexes x
              JOIN pg_catalog.pg_constraint c ON c.conrelid = pg_catalog.to_regclass(x.storage) AND c.contype = 'p' LOOP
         EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk), ipk)', r.storage);
         -- the segment index: the one on an expression not unique
@@ -613,6 +614,14 @@ BEGIN
             EXECUTE pg_catalog.format('DROP INDEX %s', old);
         END LOOP;
         EXECUTE pg_catalog.format('ALTER TABLE %s DROP CONSTRAINT %I', r.storage, r.conname);
+        -- a GSI finds an item's entry through the hash of its base key (an int4)
+        IF r.is_global THEN
+            FOR old IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
+                       WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND i.indexprs IS NULL LOOP
+                EXECUTE pg_catalog.format('DROP INDEX %s', old);
+            END LOOP;
+            EXECUTE pg_catalog.format('CREATE INDEX ON %s (dynindex.key_hash(pk || sk))', r.storage);
+        END IF;
     END LOOP;
 END $$;
 -- every backend reloads its table cache (and its plans naming the old key)

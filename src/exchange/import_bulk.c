@@ -122,8 +122,9 @@ typedef struct DeferredIndex
  * TABLE ... ADD CONSTRAINT does not) and attached as the constraint after
  * every btree is built.  Rank: the table's primary key first (a duplicate
  * key is settled before anything else is built from the table), then the
- * segment indexes and the GSIs' primary keys, the largest sorts, then the
- * GSIs' base-key indexes, so that the two builders end close together.
+ * table's segment index and the GSIs' keys, the largest sorts, then the
+ * GSIs' base-key indexes (not unique), so that the two builders end close
+ * together.
  */
 static List *
 defer_relation(List *list, const char *relation, bool table)
@@ -142,7 +143,7 @@ defer_relation(List *list, const char *relation, bool table)
 							  "FROM pg_catalog.pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'u') "
 							  "UNION ALL "
 							  "SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid), "
-							  "       i.indexprs IS NULL, NULL "
+							  "       NOT i.indisunique, NULL "
 							  "FROM pg_catalog.pg_index i WHERE i.indrelid = $1::regclass AND NOT EXISTS "
 							  "(SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = $1::regclass)",
 							  1, types, args, NULL, false, 0) != SPI_OK_SELECT)
@@ -151,13 +152,13 @@ defer_relation(List *list, const char *relation, bool table)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[r];
 		DeferredIndex *d = palloc(sizeof(DeferredIndex));
-		bool		base_key = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
+		bool		not_unique = DatumGetBool(SPI_getbinval(tup, SPI_tuptable->tupdesc, 3, &isnull));
 
 		drops = lappend(drops, TextDatumGetCString(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull)));
 		d->relation = pstrdup(relation);
 		d->statement = TextDatumGetCString(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
 		d->attach = SPI_getvalue(tup, SPI_tuptable->tupdesc, 4);
-		d->rank = (table && d->attach) ? 0 : base_key ? 2 : 1;
+		d->rank = (table && d->attach) ? 0 : (not_unique && !table) ? 2 : 1;
 		d->seq = list_length(list);
 		list = lappend(list, d);
 	}

@@ -46,6 +46,8 @@ extern void DynStorageDropTable(const char *storage);
  * on (ipk, isk, pk, sk) is older): SQL, and its value (prefixes: NULL parts).
  */
 #define DYN_INDEX_KEY "dynindex.index_key(ipk, isk, pk, sk)"
+/* A GSI relation's index on the base key (0.3; before: on (pk, sk)). */
+#define DYN_BASE_KEY_HASH "dynindex.key_hash(pk || sk)"
 extern bytea *DynIndexKey(const bytea *ipk, const bytea *isk, const bytea *pk, const bytea *sk);
 extern bytea *DynIndexKeyAfter(const bytea *ipk);
 extern bytea *DynIndexKeyOfHash(int64 hash);
