@@ -592,7 +592,7 @@ GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_m
 -- written by every index write and sorted by every index build, comparing
 -- columns one by one.  Each existing index relation gets the new btree and
 -- loses the two (one index build per relation); a GSI's index on its base key
--- (pk, sk) becomes one on the hash of pk || sk (an int4: a quarter of the size).
+-- (pk, sk) becomes one on the hash of pk || sk (an int4: less than half the size).
 CREATE FUNCTION dynindex.index_key(ipk bytea, isk bytea, pk bytea, sk bytea)
 RETURNS bytea
 AS 'MODULE_PATHNAME', 'dynindex_index_key'

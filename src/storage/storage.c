@@ -295,8 +295,8 @@ DynStorageCreateTable(const char *storage, int partitions)
  * (ipk, isk, pk, sk) beside a segment index on (key_hash(ipk), ipk, isk, pk,
  * sk); the 0.2--0.3 update replaces the two by this one.  A GSI also finds an
  * item's entry by its base key: through an index on the hash of pk || sk (an
- * int4, a quarter of the size of (pk, sk) and half its build; a collision is
- * one more row the lookup's pk = $1 AND sk = $2 passes over).
+ * int4: less than half the size of one on (pk, sk), 0.6 of its build; a
+ * collision is one more row the lookup's pk = $1 AND sk = $2 passes over).
  */
 void
 DynStorageCreateIndexTable(const char *storage, bool global, const char *table_storage)
