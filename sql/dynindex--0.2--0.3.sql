@@ -178,7 +178,7 @@ COMMENT ON TABLE dynindex.imports IS 'ImportTable jobs: request, status, counts 
 CREATE TABLE dynindex.import_tasks (
     import_id   bigint NOT NULL REFERENCES dynindex.imports ON DELETE CASCADE,
     task_no     int NOT NULL,
-    kind        text NOT NULL CHECK (kind IN ('object', 'index', 'constraint')),
+    kind        text NOT NULL CHECK (kind IN ('object', 'table_index', 'index', 'constraint')),
     target      text NOT NULL,
     statement   text,
     done_by     xid,

@@ -841,7 +841,7 @@ helper_name(int64 id)
 typedef struct ImportTask
 {
 	int			task_no;
-	char	   *kind;			/* "object" to load, "index" to build, "constraint" to attach */
+	char	   *kind;			/* "object" to load, "table_index" or "index" to build, "constraint" to attach */
 	char	   *target;			/* the object's key, or the btree's relation */
 	char	   *statement;		/* a btree, a constraint: the statement that makes it */
 } ImportTask;
@@ -995,7 +995,7 @@ run_tasks(ImportJob *job, const char *bucket, const char *owner, TaskCounts *cou
 			mark_loaded(counts);
 			pgstat_report_activity(STATE_RUNNING, psprintf("dynindex import %lld: building the %s of %s",
 														   (long long) job->id, task.kind, task.target));
-			if (strcmp(task.kind, "index") == 0)
+			if (strcmp(task.kind, "constraint") != 0)
 			{
 				set_build_memory();
 				DynImportBulkBuild(job->id, t, task.target, task.statement, gsi_from_table);

@@ -121,9 +121,9 @@ typedef struct DeferredIndex
  * takes a lock that lets the relation's other btrees build at once; ALTER
  * TABLE ... ADD CONSTRAINT does not) and attached as the constraint after
  * every btree is built.  Rank: the table's primary key first (a duplicate
- * key is settled before anything else is built from the table), then the
- * table's segment index and the GSIs' keys, the largest sorts, then the
- * GSIs' base-key indexes (not unique), so that the two builders end close
+ * key is settled before anything else is built from the table), its segment
+ * index beside it, then the GSIs' keys, the largest sorts, then the GSIs'
+ * base-key indexes (not unique), so that the two builders end close
  * together.
  */
 static List *
@@ -158,7 +158,7 @@ defer_relation(List *list, const char *relation, bool table)
 		d->relation = pstrdup(relation);
 		d->statement = TextDatumGetCString(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
 		d->attach = SPI_getvalue(tup, SPI_tuptable->tupdesc, 4);
-		d->rank = (table && d->attach) ? 0 : (not_unique && !table) ? 2 : 1;
+		d->rank = table ? (d->attach ? 0 : 1) : not_unique ? 3 : 2;
 		d->seq = list_length(list);
 		list = lappend(list, d);
 	}
@@ -216,8 +216,12 @@ add_task(int64 import_id, int task, const char *kind, const char *relation, cons
 
 /*
  * Drop every btree of the table's and its GSIs' storage (in the import's
- * first transaction) and record each one as an 'index' task numbered from
- * first_task on, then each constraint as a 'constraint' task.
+ * first transaction) and record each one as a task numbered from first_task
+ * on: the table's as 'table_index' tasks, then the GSIs' as 'index' tasks,
+ * which wait for them (a duplicate key found by the table's primary key
+ * empties and refills the GSIs' heaps: a GSI's unique btree built before
+ * would meet the duplicate's entries); then each constraint as a
+ * 'constraint' task.
  */
 void
 DynImportBulkDefer(int64 import_id, DynTable *t, int first_task)
@@ -233,7 +237,7 @@ DynImportBulkDefer(int64 import_id, DynTable *t, int first_task)
 	{
 		DeferredIndex *d = lfirst(lc);
 
-		add_task(import_id, task++, "index", d->relation, d->statement);
+		add_task(import_id, task++, d->rank <= 1 ? "table_index" : "index", d->relation, d->statement);
 	}
 	foreach(lc, list)
 	{

@@ -135,7 +135,7 @@ for (1 .. 6000)
 	# the table and the import in one snapshot: IN_PROGRESS means CREATING
 	my $s = $node->safe_psql('postgres', qq{SELECT i.status || ' ' || i.files_done || ' ' ||
 		(dynindex.api('DescribeTable', '{"TableName": "Big"}')->'Table'->>'TableStatus') || ' ' ||
-		(SELECT count(*) FROM dynindex.import_tasks t WHERE t.import_id = i.import_id AND t.kind = 'index')
+		(SELECT count(*) FROM dynindex.import_tasks t WHERE t.import_id = i.import_id AND t.kind IN ('table_index', 'index'))
 		FROM dynindex.imports i WHERE i.import_arn = '$arn'});
 	my ($status, $fd, $ts, $nd) = split / /, $s;
 	$never_active_half = 0 if $status eq 'IN_PROGRESS' && $ts ne 'CREATING';
@@ -180,7 +180,7 @@ is($node->safe_psql('postgres', q{SELECT string_agg(n, ',' ORDER BY n COLLATE "C
 is($node->safe_psql('postgres', qq{SELECT string_agg(t.kind || ' ' || (t.done_by IS NOT NULL), ',' ORDER BY t.kind)
 		FROM (SELECT DISTINCT t.kind, t.done_by IS NOT NULL AS done_by FROM dynindex.import_tasks t
 		JOIN dynindex.imports i USING (import_id) WHERE i.import_arn = '$arn') t}),
-	'constraint true,index true,object true', 'every task is done: no btree is left deferred, no constraint unattached');
+	'constraint true,index true,object true,table_index true', 'every task is done: no btree is left deferred, no constraint unattached');
 cmp_ok($node->safe_psql('postgres', qq{SELECT j.attempts FROM dynindex.jobs j JOIN dynindex.imports i ON i.import_id = j.job_id WHERE i.import_arn = '$arn'}),
 	'>=', 2, 'the job ran again after the restart');
 
@@ -216,6 +216,22 @@ sub settled
 	settled('Dup', 'dup', 'second', 1001);
 	is($node->safe_psql('postgres', q{SELECT dynindex.api('Query', '{"TableName": "Dup", "IndexName": "ByG", "KeyConditionExpression": "g = :g", "ExpressionAttributeValues": {":g": {"S": "g1"}}}')->'Items' @? '$[*] ? (@.pk.S == "dup")'}),
 		'f', 'the overwritten item is not in the GSI');
+}
+
+# ---- the same keys with the same GSI key in two objects: the GSI's unique btree is
+# built only after the table's primary key has settled them (its task is of a later
+# kind), or it would meet each key's two entries
+{
+	my $items = join('', map { qq({"Item": {"pk": {"S": "same$_"}, "sk": {"N": "1"}, "g": {"S": "g1"}, "from": {"S": "OBJ"}}}\n) } 1 .. 2000);
+	write_gz("$dir/same/a.json.gz", $items =~ s/OBJ/first/gr);
+	write_gz("$dir/same/b.json.gz", $items =~ s/OBJ/second/gr);
+	my $sarn = import_table('Same', 'same/', 'GZIP');
+	is(wait_import($sarn), 'COMPLETED', 'the import of 2,000 keys each in both objects, same GSI keys, completed');
+	settled('Same', 'same7', 'second', 2000);
+	is($node->safe_psql('postgres', qq{SELECT max(t.done_by::text::bigint) FILTER (WHERE t.kind = 'table_index')
+			< min(t.done_by::text::bigint) FILTER (WHERE t.kind = 'index')
+		FROM dynindex.import_tasks t JOIN dynindex.imports i USING (import_id) WHERE i.import_arn = '$sarn'}),
+		't', "the table's btrees were built before the GSI's");
 }
 
 # ---- a crash while the helper loads the second of three objects, after the third is
