@@ -584,7 +584,7 @@ REVOKE ALL ON FUNCTION dynindex.replication_metrics() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION dynindex.replication_metrics() TO dynindex_admin, pg_monitor;
 -- == one btree on an index's key ==
 -- An index's storage relation keeps its entries in one unique btree on
--- (dynindex.index_key(ipk, isk, pk, sk), ipk): one byte string ordered as the tuple
+-- dynindex.index_key(ipk, isk, pk, sk) (on Citus, then ipk): one byte string ordered as the tuple
 -- (key_hash(ipk), ipk, isk, pk, sk), so a Query is a range of it, a Scan (whole
 -- or one segment) a range of hashes (src/storage/storage.c DynIndexKey).
 -- Before, a primary key on (ipk, isk, pk, sk) and a segment index on
@@ -603,10 +603,18 @@ DO $$
 DECLARE
     r record;
     old regclass;
+    dist boolean;
 BEGIN
     FOR r IN SELECT x.storage, x.is_global, c.conname FROM dynindex.indexes x
              JOIN pg_catalog.pg_constraint c ON c.conrelid = pg_catalog.to_regclass(x.storage) AND c.contype = 'p' LOOP
-        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk), ipk)', r.storage);
+        -- on Citus (a distributed relation) then ipk: its unique indexes must hold the distribution column
+        dist := false;
+        IF pg_catalog.to_regclass('pg_catalog.pg_dist_partition') IS NOT NULL THEN
+            EXECUTE 'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_dist_partition WHERE logicalrelid = $1)'
+                INTO dist USING pg_catalog.to_regclass(r.storage);
+        END IF;
+        EXECUTE pg_catalog.format('CREATE UNIQUE INDEX ON %s (dynindex.index_key(ipk, isk, pk, sk)%s)', r.storage,
+            CASE WHEN dist THEN ', ipk' ELSE '' END);
         -- the segment index: the one on an expression not unique
         FOR old IN SELECT i.indexrelid::regclass FROM pg_catalog.pg_index i
                    WHERE i.indrelid = pg_catalog.to_regclass(r.storage) AND NOT i.indisunique

@@ -441,7 +441,9 @@ load_table_in_snapshot(const char *name)
 	ret = SPI_execute_with_args(psprintf("SELECT index_name, is_global, key_schema, projection, status, "
 										 "backfilling, storage, throughput, %s, "
 										 "NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint c WHERE c.contype = 'p' "
-										 "AND c.conrelid = pg_catalog.to_regclass(storage)) FROM dynindex.indexes "
+										 "AND c.conrelid = pg_catalog.to_regclass(storage)), "
+										 "EXISTS (SELECT 1 FROM pg_catalog.pg_index i WHERE i.indisunique AND i.indnkeyatts = 2 "
+										 "AND i.indrelid = pg_catalog.to_regclass(storage)) FROM dynindex.indexes "
 										 "WHERE table_name = $1 ORDER BY position",
 										 DynCatalogHasIndexOnDemand() ? "on_demand_throughput" : "NULL::jsonb"),
 								1, argtypes, args, NULL, true, 0);
@@ -469,6 +471,7 @@ load_table_in_snapshot(const char *name)
 		d = SPI_getbinval(tup, desc, 9, &isnull);
 		idx->on_demand = isnull ? NULL : copy_jsonb(d);
 		idx->keyed = DatumGetBool(SPI_getbinval(tup, desc, 10, &isnull));
+		idx->keyed_ipk = DatumGetBool(SPI_getbinval(tup, desc, 11, &isnull));
 		load_index_keys(idx, t->attribute_definitions);
 		load_index_projection(idx);
 	}

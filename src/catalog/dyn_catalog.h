@@ -47,6 +47,7 @@ typedef struct DynIndex
 	bool		backfilling;
 	char	   *storage;		/* qualified storage table name */
 	bool		keyed;			/* its storage's one btree is on DYN_INDEX_KEY (0.3; else a primary key) */
+	bool		keyed_ipk;		/* ... then ipk (Citus; storage.c) */
 	Jsonb	   *key_schema;		/* as given */
 	Jsonb	   *projection_json;	/* as given */
 	Jsonb	   *throughput;		/* ProvisionedThroughput as given, or NULL */

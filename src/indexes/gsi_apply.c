@@ -69,7 +69,7 @@ gsi_plan(DynIndex *idx, int which)
 		default:
 			sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($3, $4, $1, $2, $5, $6) "
 						   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
-						   idx->storage, DynIndexConflictTarget(idx->keyed));
+						   idx->storage, DynIndexConflictTarget(idx));
 			nargs = 6;
 			break;
 	}

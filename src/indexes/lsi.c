@@ -33,7 +33,7 @@ lsi_plan(DynIndex *idx, int which)
 	else
 		sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($1, $2, $3, $4, $5, $6) "
 					   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",
-					   idx->storage, DynIndexConflictTarget(idx->keyed));
+					   idx->storage, DynIndexConflictTarget(idx));
 	plan = SPI_prepare(sql, which == LSI_PLAN_DELETE ? 4 : 6, types);
 	if (plan == NULL || SPI_keepplan(plan) != 0)
 		elog(ERROR, "could not prepare \"%s\"", sql);

@@ -361,6 +361,7 @@ dynindex_distribute_table(PG_FUNCTION_ARGS)
 
 		if (DynStorageIsDistributed(idx->storage))
 			continue;
+		DynStorageIndexKeyForCitus(idx->storage);
 		DynStorageDistribute(idx->storage, "ipk", idx->is_global ? NULL : t->storage);
 		done++;
 	}

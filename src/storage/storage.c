@@ -219,9 +219,35 @@ DynIndexKeyOfHash(int64 hash)
 
 /* The unique key of an index relation, as an ON CONFLICT target. */
 const char *
-DynIndexConflictTarget(bool keyed)
+DynIndexConflictTarget(const DynIndex *idx)
 {
-	return keyed ? "(" DYN_INDEX_KEY "), ipk" : "ipk, isk, pk, sk";
+	return !idx->keyed ? "ipk, isk, pk, sk" : idx->keyed_ipk ? "(" DYN_INDEX_KEY "), ipk" : "(" DYN_INDEX_KEY ")";
+}
+
+/*
+ * Before an index relation is distributed by ipk: Citus takes a unique index
+ * only when the distribution column is one of its columns, so the btree on
+ * the key gets ipk after it (never compared: the key decides it).  Not on
+ * one node: the btree's entries would carry ipk twice, and a long one would
+ * leave less of a btree entry's ~2,700 bytes to the key.
+ */
+void
+DynStorageIndexKeyForCitus(const char *storage)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		args[1] = {CStringGetTextDatum(storage)};
+
+	if (SPI_execute_with_args("SELECT i.indexrelid::regclass::text FROM pg_catalog.pg_index i "
+							  "WHERE i.indrelid = $1::regclass AND i.indisunique AND NOT i.indisprimary "
+							  "AND i.indnkeyatts = 1", 1, types, args, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the indexes of %s", storage);
+	if (SPI_processed == 1)
+	{
+		char	   *old = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+
+		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s, ipk)", storage, DYN_INDEX_KEY));
+		exec_ddl(psprintf("DROP INDEX %s", old));
+	}
 }
 
 /*
@@ -289,9 +315,7 @@ DynStorageCreateTable(const char *storage, int partitions)
  * Create an index's storage relation: entries keyed by the encoded index key
  * and the base key, in one unique btree on dynindex.index_key(ipk, isk, pk,
  * sk) (DynIndexKey: a Query is a range of it, a Scan, whole or one segment,
- * a range of hashes), then ipk (the key decides it: never compared, but
- * Citus takes a unique index of a relation distributed by ipk only when ipk
- * is one of its columns).  Before 0.3 an index relation had a primary key on
+ * a range of hashes); on Citus then ipk (DynStorageIndexKeyForCitus).  Before 0.3 an index relation had a primary key on
  * (ipk, isk, pk, sk) beside a segment index on (key_hash(ipk), ipk, isk, pk,
  * sk); the 0.2--0.3 update replaces the two by this one.  A GSI also finds an
  * item's entry by its base key: through an index on the hash of pk || sk (an
@@ -309,7 +333,8 @@ DynStorageCreateIndexTable(const char *storage, bool global, const char *table_s
 	if (global)
 		exec_ddl(psprintf("CREATE INDEX ON %s (%s)", storage, keyed ? DYN_BASE_KEY_HASH : "pk, sk"));
 	if (keyed)
-		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s, ipk)", storage, DYN_INDEX_KEY));
+		exec_ddl(psprintf("CREATE UNIQUE INDEX ON %s (%s%s)", storage, DYN_INDEX_KEY,
+						  DynStorageDistributing() ? ", ipk" : ""));
 	else
 		create_segment_index(storage, "ipk", "ipk, isk, pk, sk");
 	if (DynStorageDistributing())

@@ -51,7 +51,8 @@ extern void DynStorageDropTable(const char *storage);
 extern bytea *DynIndexKey(const bytea *ipk, const bytea *isk, const bytea *pk, const bytea *sk);
 extern bytea *DynIndexKeyAfter(const bytea *ipk);
 extern bytea *DynIndexKeyOfHash(int64 hash);
-extern const char *DynIndexConflictTarget(bool keyed);
+extern const char *DynIndexConflictTarget(const DynIndex *idx);
+extern void DynStorageIndexKeyForCitus(const char *storage);
 extern char *DynIndexKeyEquals(bool keyed);
 
 /* Parallel-scan segments: disjoint ranges of the partition key's hash. */

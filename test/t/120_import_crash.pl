@@ -175,7 +175,7 @@ is($node->safe_psql('postgres', q{SELECT string_agg(n, ',' ORDER BY n COLLATE "C
 		SELECT regexp_replace(i.indexrelid::regclass::text, '^dynindex_data\.t[0-9]+', 't')
 		|| CASE WHEN i.indisvalid AND i.indisready THEN '' ELSE ' (invalid)' END AS n
 		FROM pg_index i WHERE i.indrelid::regclass::text ~ ('^' || (SELECT storage FROM dynindex.tables WHERE table_name = 'Big') || '(_i[0-9]+)?$')) x}),
-	't_i0_index_key_ipk_idx,t_i0_key_hash_idx,t_key_hash_pk_sk_idx,t_pkey',
+	't_i0_index_key_idx,t_i0_key_hash_idx,t_key_hash_pk_sk_idx,t_pkey',
 	'the btrees of the table and its GSI are all there after the import');
 is($node->safe_psql('postgres', qq{SELECT string_agg(t.kind || ' ' || (t.done_by IS NOT NULL), ',' ORDER BY t.kind)
 		FROM (SELECT DISTINCT t.kind, t.done_by IS NOT NULL AS done_by FROM dynindex.import_tasks t
