@@ -112,26 +112,15 @@ SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item'
          'pk', jsonb_build_object('S', hexkey(2048, 'p')), 'sk', jsonb_build_object('S', hexkey(1024, 's')))));
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item', jsonb_build_object(
          'pk', jsonb_build_object('S', repeat('p', 2048)), 'sk', jsonb_build_object('S', repeat('s', 1024))))) AS compressible_keys;
--- an LSI entry's key holds the partition key twice (its own and the item's), one btree
--- entry compressed as one value: this one fits (3035 bytes, ~2000 compressed) ...
-SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item', jsonb_build_object(
-         'pk', jsonb_build_object('S', hexkey(1000, 'p')), 'sk', jsonb_build_object('S', 'a'), 'l', jsonb_build_object('S', hexkey(1024, 'l')))));
--- ... this one does not (5057 bytes, ~3500 compressed)
+-- (an LSI entry's key holds the partition key twice: 24_parallel_scan shows one of 3025 bytes that fits)
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item', jsonb_build_object(
          'pk', jsonb_build_object('S', hexkey(1500, 'p')), 'sk', jsonb_build_object('S', hexkey(1024, 's')), 'l', jsonb_build_object('S', hexkey(1024, 'l')))));
 SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item', jsonb_build_object(
          'pk', jsonb_build_object('S', hexkey(1000, 'p')), 'sk', jsonb_build_object('S', 'b'), 'g', jsonb_build_object('S', hexkey(2048, 'g'))))) AS big_gsi_key;
 SELECT dynindex.api('PutItem', '{"TableName": "bigkeys", "Item": {"pk": {"S": "small"}, "sk": {"S": "c"}, "g": {"S": "g1"}}}') AS small_gsi_key;
--- a GSI entry whose keys take 2,501 bytes, incompressible: in the index
-SELECT dynindex.api('PutItem', jsonb_build_object('TableName', 'bigkeys', 'Item', jsonb_build_object(
-         'pk', jsonb_build_object('S', hexkey(1000, 'q')), 'sk', jsonb_build_object('S', 'd'), 'g', jsonb_build_object('S', hexkey(1500, 'g'))))) AS gsi_key_2501;
 SELECT dynindex.wait_for_indexes('bigkeys');
-SELECT count(*) AS long_gsi_keys_in_index
-  FROM jsonb_array_elements(dynindex.api('Scan', '{"TableName": "bigkeys", "IndexName": "byG", "Select": "ALL_PROJECTED_ATTRIBUTES"}') -> 'Items') i
- WHERE length(i->'g'->>'S') = 1500;
 SELECT jsonb_array_length(dynindex.api('Scan', '{"TableName": "bigkeys"}') -> 'Items') AS items,
-       jsonb_array_length(dynindex.api('Scan', '{"TableName": "bigkeys", "IndexName": "byG"}') -> 'Items') AS gsi_entries,
-       jsonb_path_query_array(dynindex.api('Scan', '{"TableName": "bigkeys", "IndexName": "byG"}') -> 'Items', '$[*] ? (@.g.S == "g1")') AS gsi_items;
+       dynindex.api('Scan', '{"TableName": "bigkeys", "IndexName": "byG"}') -> 'Items' AS gsi_items;
 SELECT sum(queued_changes) AS queued FROM dynindex.gsi_status WHERE table_name = 'bigkeys';
 SELECT dynindex.api('DeleteTable', '{"TableName": "bigkeys"}') IS NOT NULL AS deleted;
 DROP FUNCTION hexkey(int, text);
