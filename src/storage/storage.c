@@ -78,6 +78,17 @@ DynKeySegment(const bytea *key, int total)
 	return (int) ((x * (uint64) total) >> 32);
 }
 
+/* Does this database have the function dynindex.name(bytea, ...) of nargs arguments? */
+static bool
+has_function(const char *name, int nargs)
+{
+	Oid			argtypes[4] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
+
+	Assert(nargs <= 4);
+	return OidIsValid(LookupFuncName(list_make2(makeString("dynindex"), makeString(pstrdup(name))),
+									 nargs, argtypes, true));
+}
+
 /*
  * Does this database have dynindex.key_hash(bytea), and so a segment index
  * on every storage relation?  (A 0.1 database has neither until ALTER
@@ -86,20 +97,14 @@ DynKeySegment(const bytea *key, int total)
 bool
 DynStorageHasSegmentIndexes(void)
 {
-	Oid			argtypes[1] = {BYTEAOID};
-
-	return OidIsValid(LookupFuncName(list_make2(makeString("dynindex"), makeString("key_hash")),
-									 1, argtypes, true));
+	return has_function("key_hash", 1);
 }
 
 /* Does this database have dynindex.index_key (0.3), and so index relations keyed by it? */
 static bool
 has_index_key(void)
 {
-	Oid			argtypes[4] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
-
-	return OidIsValid(LookupFuncName(list_make2(makeString("dynindex"), makeString("index_key")),
-									 4, argtypes, true));
+	return has_function("index_key", 4);
 }
 
 /* ------------------------------------------------------------ index keys */
