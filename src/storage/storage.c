@@ -109,44 +109,19 @@ has_index_key(void)
 
 /* ------------------------------------------------------------ index keys */
 
-/* Bytes of a key part escaped (0x00 -> 0x00 0xFF) and terminated (0x00 0x00). */
+/* Bytes of a key part escaped and terminated (keyenc.c's self-delimiting form). */
 static Size
 escaped_size(const bytea *b)
 {
-	const char *p = VARDATA_ANY(b);
-	const char *end = p + VARSIZE_ANY_EXHDR(b);
-	Size		n = VARSIZE_ANY_EXHDR(b) + 2;
-
-	while (p < end && (p = memchr(p, 0, end - p)) != NULL)
-	{
-		n++;
-		p++;
-	}
-	return n;
+	return DynKeyEscapedLen(VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b)) + 2;
 }
 
 static char *
 put_escaped(char *out, const bytea *b)
 {
-	const char *p = VARDATA_ANY(b);
-	const char *end = p + VARSIZE_ANY_EXHDR(b);
-
-	for (;;)
-	{
-		const char *z = p < end ? memchr(p, 0, end - p) : NULL;
-		Size		chunk = (z ? z : end) - p;
-
-		memcpy(out, p, chunk);
-		out += chunk;
-		if (z == NULL)
-			break;
-		*out++ = 0;
-		*out++ = (char) 0xFF;
-		p = z + 1;
-	}
-	*out++ = 0;
-	*out++ = 0;
-	return out;
+	out = DynKeyEscape(out, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+	memcpy(out, DYN_KEY_TERMINATOR, 2);
+	return out + 2;
 }
 
 /* The 4 bytes that order an int4 hash as unsigned bytes (hash + 2^31, big-endian). */
@@ -165,7 +140,8 @@ put_hash(char *out, int64 hash)
 /*
  * The key of an index entry, the one column of its storage relation's btree
  * (0.3): the hash of ipk (4 bytes, ordered as an int4), then ipk, isk and pk
- * each escaped and terminated, then sk as it is.  Comparing two such keys
+ * each escaped and terminated as a multi-attribute key's parts are (0x00 as
+ * 0x00 0xFF, then 0x00 0x01: keyenc.c), then sk as it is.  Comparing two such keys
  * byte by byte orders them as the tuples (key_hash(ipk), ipk, isk, pk, sk),
  * so a Query is a range of it, a parallel-Scan segment too; and a btree build
  * compares one string, mostly by its first 8 bytes (PostgreSQL's abbreviated
@@ -206,8 +182,8 @@ DynIndexKeyAfter(const bytea *ipk)
 {
 	bytea	   *k = DynIndexKey(ipk, NULL, NULL, NULL);
 
-	/* h esc(ipk) 00 00 -> h esc(ipk) 00 01: an escaped part never holds 00 01 */
-	VARDATA(k)[VARSIZE(k) - VARHDRSZ - 1] = 1;
+	/* h esc(ipk) 00 01 -> h esc(ipk) 00 02: escaped bytes never hold 00 01 or 00 02 */
+	VARDATA(k)[VARSIZE(k) - VARHDRSZ - 1] = 2;
 	return k;
 }
 

@@ -15,23 +15,60 @@
 
 #include "types/types.h"
 
+/* The length of bytes escaped (each 0x00 as 0x00 0xFF), without the terminator. */
+Size
+DynKeyEscapedLen(const char *data, Size len)
+{
+	const char *p = data;
+	const char *end = data + len;
+	Size		n = len;
+
+	while (p < end && (p = memchr(p, 0, end - p)) != NULL)
+	{
+		n++;
+		p++;
+	}
+	return n;
+}
+
+/* Write bytes escaped (each 0x00 as 0x00 0xFF) at out; returns the end. */
+char *
+DynKeyEscape(char *out, const char *data, Size len)
+{
+	const char *p = data;
+	const char *end = data + len;
+
+	for (;;)
+	{
+		const char *z = p < end ? memchr(p, 0, end - p) : NULL;
+		Size		chunk = (z ? z : end) - p;
+
+		memcpy(out, p, chunk);
+		out += chunk;
+		if (z == NULL)
+			return out;
+		*out++ = 0;
+		*out++ = (char) 0xFF;
+		p = z + 1;
+	}
+}
+
 /* Append S/B bytes, escaped when the encoding must be self-delimiting. */
 static void
 append_bytes(StringInfo buf, const char *data, int len, bool terminated)
 {
-	int			i;
+	Size		n;
 
 	if (!terminated)
 	{
 		appendBinaryStringInfo(buf, data, len);
 		return;
 	}
-	for (i = 0; i < len; i++)
-	{
-		appendStringInfoCharMacro(buf, data[i]);
-		if (data[i] == 0)
-			appendStringInfoCharMacro(buf, (char) 0xFF);
-	}
+	n = DynKeyEscapedLen(data, len);
+	enlargeStringInfo(buf, n);
+	(void) DynKeyEscape(buf->data + buf->len, data, len);
+	buf->len += n;
+	buf->data[buf->len] = '\0';
 }
 
 /* Append the encoding of a scalar key value. */
@@ -47,10 +84,7 @@ DynKeyEncode(StringInfo buf, const DynValue *v, bool terminated)
 		case DYN_B:
 			append_bytes(buf, v->u.str.data, v->u.str.len, terminated);
 			if (terminated)
-			{
-				appendStringInfoCharMacro(buf, 0x00);
-				appendStringInfoCharMacro(buf, 0x01);
-			}
+				appendBinaryStringInfo(buf, DYN_KEY_TERMINATOR, 2);
 			break;
 		default:
 			elog(ERROR, "key values must be S, N or B");

@@ -165,6 +165,10 @@ extern int	DynScalarCompare(const DynValue *a, const DynValue *b);
  * encodings orders component by component (multi-attribute keys).
  */
 extern void DynKeyEncode(StringInfo buf, const DynValue *v, bool terminated);
+/* Self-delimiting bytes: each 0x00 escaped as 0x00 0xFF, then this terminator (keyenc.c). */
+#define DYN_KEY_TERMINATOR "\x00\x01"
+extern Size DynKeyEscapedLen(const char *data, Size len);
+extern char *DynKeyEscape(char *out, const char *data, Size len);
 /* Append the encoding of a prefix for begins_with (S or B, no terminator). */
 extern void DynKeyEncodePrefix(StringInfo buf, const DynValue *v, bool terminated);
 
