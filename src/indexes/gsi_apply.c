@@ -39,13 +39,6 @@ enum
 	GSI_PLAN_UPSERT
 };
 
-/* The condition that leads a search by base key to its index (0.3; before, on (pk, sk)). */
-static const char *
-base_key_hash(DynIndex *idx)
-{
-	return idx->keyed ? DYN_BASE_KEY_HASH " = dynindex.key_hash($1 || $2) AND " : "";
-}
-
 /* The index's prepared plan, preparing it on first use. */
 static SPIPlanPtr
 gsi_plan(DynIndex *idx, int which)
@@ -61,10 +54,10 @@ gsi_plan(DynIndex *idx, int which)
 	switch (which)
 	{
 		case GSI_PLAN_CURRENT:
-			sql = psprintf("SELECT ipk, isk, item FROM %s WHERE %spk = $1 AND sk = $2", idx->storage, base_key_hash(idx));
+			sql = psprintf("SELECT ipk, isk, item FROM %s WHERE %s", idx->storage, DynIndexBaseKeyEquals(idx));
 			break;
 		case GSI_PLAN_DELETE:
-			sql = psprintf("DELETE FROM %s WHERE %spk = $1 AND sk = $2", idx->storage, base_key_hash(idx));
+			sql = psprintf("DELETE FROM %s WHERE %s", idx->storage, DynIndexBaseKeyEquals(idx));
 			break;
 		default:
 			sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($3, $4, $1, $2, $5, $6) "

@@ -29,7 +29,7 @@ lsi_plan(DynIndex *idx, int which)
 	if (idx->plans[which])
 		return idx->plans[which];
 	if (which == LSI_PLAN_DELETE)
-		sql = psprintf("DELETE FROM %s WHERE %s", idx->storage, DynIndexKeyEquals(idx->keyed));
+		sql = psprintf("DELETE FROM %s WHERE %s", idx->storage, DynIndexKeyEquals(idx));
 	else
 		sql = psprintf("INSERT INTO %s (ipk, isk, pk, sk, size, item) VALUES ($1, $2, $3, $4, $5, $6) "
 					   "ON CONFLICT (%s) DO UPDATE SET size = EXCLUDED.size, item = EXCLUDED.item",

@@ -66,7 +66,7 @@ check_base_items(DynTable *t, DynIndex *idx, VerifyCounts *c, MemoryContext tmp)
 {
 	Oid			types[4] = {BYTEAOID, BYTEAOID, BYTEAOID, BYTEAOID};
 	SPIPlanPtr	probe = prepare(psprintf("SELECT size, item FROM %s WHERE %s",
-										 idx->storage, DynIndexKeyEquals(idx->keyed)), 4, types);
+										 idx->storage, DynIndexKeyEquals(idx)), 4, types);
 	Portal		cur = SPI_cursor_open_with_args(NULL, psprintf("SELECT pk, sk, item FROM %s", t->storage),
 												0, NULL, NULL, NULL, true, 0);
 

@@ -109,6 +109,9 @@ has_index_key(void)
 
 /* ------------------------------------------------------------ index keys */
 
+/* A GSI relation's index on the base key (0.3; before: on (pk, sk)). */
+#define DYN_BASE_KEY_HASH "dynindex.key_hash(pk || sk)"
+
 /* Bytes of a key part escaped and terminated (keyenc.c's self-delimiting form). */
 static Size
 escaped_size(const bytea *b)
@@ -236,11 +239,22 @@ DynStorageIndexKeyForCitus(const char *storage)
  * sk).  A statement on a keyed relation also names ipk: Citus sends it to the
  * one shard of ipk only then.
  */
-char *
-DynIndexKeyEquals(bool keyed)
+const char *
+DynIndexKeyEquals(const DynIndex *idx)
 {
-	return keyed ? DYN_INDEX_KEY " = dynindex.index_key($1, $2, $3, $4) AND ipk = $1" :
+	return idx->keyed ? DYN_INDEX_KEY " = dynindex.index_key($1, $2, $3, $4) AND ipk = $1" :
 		"ipk = $1 AND isk = $2 AND pk = $3 AND sk = $4";
+}
+
+/*
+ * The condition that finds a GSI entry by its base key ($1, $2: pk, sk),
+ * through the relation's index on DYN_BASE_KEY_HASH (0.3) or on (pk, sk).
+ */
+const char *
+DynIndexBaseKeyEquals(const DynIndex *idx)
+{
+	return idx->keyed ? DYN_BASE_KEY_HASH " = dynindex.key_hash($1 || $2) AND pk = $1 AND sk = $2" :
+		"pk = $1 AND sk = $2";
 }
 
 PG_FUNCTION_INFO_V1(dynindex_index_key);

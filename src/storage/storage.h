@@ -46,14 +46,14 @@ extern void DynStorageDropTable(const char *storage);
  * on (ipk, isk, pk, sk) is older): SQL, and its value (prefixes: NULL parts).
  */
 #define DYN_INDEX_KEY "dynindex.index_key(ipk, isk, pk, sk)"
-/* A GSI relation's index on the base key (0.3; before: on (pk, sk)). */
-#define DYN_BASE_KEY_HASH "dynindex.key_hash(pk || sk)"
 extern bytea *DynIndexKey(const bytea *ipk, const bytea *isk, const bytea *pk, const bytea *sk);
 extern bytea *DynIndexKeyAfter(const bytea *ipk);
 extern bytea *DynIndexKeyOfHash(int64 hash);
+/* An index relation's statements: ON CONFLICT target, an entry by its key, by its base key. */
 extern const char *DynIndexConflictTarget(const DynIndex *idx);
+extern const char *DynIndexKeyEquals(const DynIndex *idx);
+extern const char *DynIndexBaseKeyEquals(const DynIndex *idx);
 extern void DynStorageIndexKeyForCitus(const char *storage);
-extern char *DynIndexKeyEquals(bool keyed);
 
 /* Parallel-scan segments: disjoint ranges of the partition key's hash. */
 extern int32 DynKeyHash(const bytea *key);
